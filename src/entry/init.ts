@@ -13,7 +13,18 @@
  */
 import { execFile } from "node:child_process";
 import type { Stats } from "node:fs";
-import { chmod, chown, readFile, readlink, realpath, rename, rm, stat, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  chown,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual, parseArgs, promisify } from "node:util";
@@ -206,7 +217,23 @@ export interface InitOutput {
   readonly notes: readonly string[];
 }
 
-export async function initCommand(args: readonly string[], io: CommandIo): Promise<number> {
+/**
+ * Where Claude Code reads managed settings on this system: managed-settings.json, then (2.1.83 and
+ * later) each .json file of managed-settings.d/ in name order, a later file's value winning. Only
+ * these are enforced, and only here is allowManagedHooksOnly read.
+ */
+export function claudeCodeManagedFolder(platform: NodeJS.Platform = process.platform): string {
+  if (platform === "darwin") return "/Library/Application Support/ClaudeCode";
+  if (platform === "win32") return "C:\\Program Files\\ClaudeCode";
+  return "/etc/claude-code";
+}
+
+/** `managedFolder`: Claude Code's managed settings folder, the system's unless a test gives one. */
+export async function initCommand(
+  args: readonly string[],
+  io: CommandIo,
+  managedFolder = claudeCodeManagedFolder(),
+): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     options: {
@@ -259,7 +286,12 @@ export async function initCommand(args: readonly string[], io: CommandIo): Promi
       io.err(`hookgate init: replaced the hooks an earlier init wrote for ${withoutUserinfo(earlier)}\n`);
     }
     for (const kept of written.kept) io.err(`hookgate init: ${keptNote(kept, values.url)}\n`);
-    for (const warning of written.warnings) io.err(`hookgate init: warning: ${warning}\n`);
+    const managedWarnings =
+      client === "claude-code"
+        ? await managedSettingsWarnings(values.write, values.managed ?? false, managedFolder)
+        : [];
+    for (const warning of [...written.warnings, ...managedWarnings])
+      io.err(`hookgate init: warning: ${warning}\n`);
   } else {
     io.out(`${JSON.stringify(output.config, null, 2)}\n`);
   }
@@ -940,6 +972,59 @@ function hooksSwitchedOff(existing: Record<string, unknown>, path: string, clien
   return [
     `${path} sets disableAllHooks: true, so Claude Code runs no hook from it, these included (unless a settings file that outranks it sets it false): take it out, or set it false, for the gateway to be asked`,
   ];
+}
+
+/**
+ * Claude Code enforces its managed settings alone: written anywhere else, a --managed file's hooks
+ * are the user's to change or remove, and its allowManagedHooksOnly does nothing. Written into the
+ * managed settings without allowManagedHooksOnly in force, the gateway's hooks cannot be removed
+ * but are not the only ones: the user's, the project's and the plugins' run beside them. That
+ * switch is the team's policy, so init sets it only when --managed asks, and says so otherwise.
+ */
+async function managedSettingsWarnings(path: string, managed: boolean, folder: string): Promise<string[]> {
+  const base = join(folder, "managed-settings.json");
+  const dropIns = join(folder, "managed-settings.d");
+  if (!(await isManagedSettings(path, base, dropIns))) {
+    return managed
+      ? [
+          `${path} is not Claude Code's managed settings (${base}, or a .json file in ${dropIns}), so nothing in it is enforced: users can change or remove the hooks written there, and Claude Code ignores allowManagedHooksOnly outside managed settings; put the file there (as root), or deliver it by MDM or the claude.ai console, for the gateway's hooks to be enforced`,
+        ]
+      : [];
+  }
+  if (await managedHooksOnly(base, dropIns)) return [];
+  return [
+    `${path} is Claude Code's managed settings, and they do not set allowManagedHooksOnly: true, so the hooks of users' own settings, of projects and of plugins run beside the gateway's; set it true there${managed ? "" : " (init --managed does)"} for the gateway's hooks to be the only ones`,
+  ];
+}
+
+/** Whether `path` is the managed settings file, or a drop-in Claude Code reads beside it. */
+async function isManagedSettings(path: string, base: string, dropIns: string): Promise<boolean> {
+  if ((await writeTarget(path)) === (await writeTarget(base))) return true;
+  // A drop-in is found by its name in the folder, a link to a file elsewhere too.
+  const name = basename(path);
+  return (
+    name.endsWith(".json") &&
+    !name.startsWith(".") &&
+    (await writeTarget(dirname(resolve(path)))) === (await writeTarget(dropIns))
+  );
+}
+
+/** allowManagedHooksOnly as Claude Code merges it: the base file's, then each drop-in's in name order. */
+async function managedHooksOnly(base: string, dropIns: string): Promise<boolean> {
+  const names = await readdir(dropIns).catch(() => []);
+  const files = names
+    .filter((name) => name.endsWith(".json") && !name.startsWith("."))
+    .sort()
+    .map((name) => join(dropIns, name));
+  let only = false;
+  for (const file of [base, ...files]) {
+    const settings: unknown = await readFile(file, "utf8")
+      .then((text) => JSON.parse(text.replace(/^\uFEFF/, "")))
+      .catch(() => undefined);
+    if (isRecord(settings) && settings.allowManagedHooksOnly !== undefined)
+      only = settings.allowManagedHooksOnly === true;
+  }
+  return only;
 }
 
 /**

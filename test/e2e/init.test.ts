@@ -21,6 +21,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../../src/core/events.js";
+import { claudeCodeManagedFolder, initCommand } from "../../src/entry/init.js";
 import {
   BIN,
   type CliResult,
@@ -72,6 +73,26 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([server?.stop(), onboarding?.stop()]);
 });
+
+/**
+ * `hookgate init` run in this process with Claude Code's managed settings folder given, as the
+ * system's (/etc/claude-code) is not a test's to write.
+ */
+async function initInProcess(args: string[], managedFolder: string): Promise<{ code: number; err: string }> {
+  let err = "";
+  const io = {
+    out: () => {},
+    err: (text: string) => {
+      err += text;
+    },
+    stdin: async () => new Uint8Array(),
+  };
+  try {
+    return { code: await initCommand(args, io, managedFolder), err };
+  } catch (e) {
+    return { code: 1, err: `${err}${(e as Error).message}` };
+  }
+}
 
 async function init(args: string[]): Promise<{ config: Json; stderr: string }> {
   const result = await runCli(["init", ...args]);
@@ -1794,6 +1815,76 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const on = await writeClaudeCode(path);
     expect(on.code, on.stderr).toBe(0);
     expect(on.stderr).not.toContain("disableAllHooks");
+  });
+
+  it("says a --managed file it writes outside Claude Code's managed settings is not enforced", async () => {
+    // Claude Code enforces only its managed settings (managed-settings.json and the .json files
+    // of managed-settings.d/), and reads allowManagedHooksOnly from them alone: in a user's
+    // settings.json the hooks can be changed or removed, and the setting does nothing.
+    const managed = join(tmp, "managed-elsewhere", "managed");
+    const user = join(tmp, "managed-elsewhere", "home", ".claude", "settings.json");
+    const args = ["--client", "claude-code", "--url", `${server.url}/v1/hooks/claude-code`, "--managed"];
+    const written = await initInProcess([...args, "--write", user], managed);
+    expect(written.code, written.err).toBe(0);
+    expect(written.err).toContain(
+      `hookgate init: warning: ${user} is not Claude Code's managed settings (${join(managed, "managed-settings.json")}, or a .json file in ${join(managed, "managed-settings.d")}), so nothing in it is enforced: users can change or remove the hooks written there, and Claude Code ignores allowManagedHooksOnly outside managed settings; put the file there (as root), or deliver it by MDM or the claude.ai console, for the gateway's hooks to be enforced\n`,
+    );
+    // Written all the same: a file made for deployment is made somewhere first.
+    expect((JSON.parse(readFileSync(user, "utf8")) as Json).allowManagedHooksOnly).toBe(true);
+    // The command names the system's managed settings.
+    const cli = await runCli(["init", ...args, "--write", user]);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stderr).toContain(
+      `${user} is not Claude Code's managed settings (${join(claudeCodeManagedFolder(), "managed-settings.json")},`,
+    );
+
+    // The managed settings file, and a drop-in beside it (Claude Code 2.1.83 and later): nothing said.
+    for (const path of [
+      join(managed, "managed-settings.json"),
+      join(managed, "managed-settings.d", "50-hookgate.json"),
+    ]) {
+      const result = await initInProcess([...args, "--write", path], managed);
+      expect(result.code, result.err).toBe(0);
+      expect(result.err, path).not.toContain("not Claude Code's managed settings");
+    }
+  });
+
+  it("warns when it writes managed settings whose hooks users' own hooks run beside", async () => {
+    // Without allowManagedHooksOnly, Claude Code runs the hooks of the user's, the project's and
+    // the plugins' settings as well as the managed ones: the gateway's hooks cannot be removed,
+    // but they are not the only ones. init changes no such policy unasked (--managed asks).
+    const managed = join(tmp, "managed-hooks-only", "managed");
+    const file = join(managed, "managed-settings.json");
+    mkdirSync(managed, { recursive: true });
+    writeFileSync(file, JSON.stringify({ permissions: { deny: ["Bash(curl:*)"] } }));
+    const args = ["--client", "claude-code", "--url", `${server.url}/v1/hooks/claude-code`, "--write"];
+    const warning = `hookgate init: warning: ${file} is Claude Code's managed settings, and they do not set allowManagedHooksOnly: true, so the hooks of users' own settings, of projects and of plugins run beside the gateway's; set it true there (init --managed does) for the gateway's hooks to be the only ones\n`;
+    const unset = await initInProcess([...args, file], managed);
+    expect(unset.code, unset.err).toBe(0);
+    expect(unset.err).toContain(warning);
+    expect(JSON.parse(readFileSync(file, "utf8")) as Json).not.toHaveProperty("allowManagedHooksOnly");
+
+    // Set in another of the managed files (a drop-in merged after it): nothing said.
+    mkdirSync(join(managed, "managed-settings.d"));
+    writeFileSync(join(managed, "managed-settings.d", "00-security.json"), '{"allowManagedHooksOnly": true}');
+    const elsewhere = await initInProcess([...args, file], managed);
+    expect(elsewhere.err).not.toContain("allowManagedHooksOnly");
+    // A drop-in later in name order that sets it false wins, as in Claude Code.
+    writeFileSync(join(managed, "managed-settings.d", "90-team.json"), '{"allowManagedHooksOnly": false}');
+    const overridden = await initInProcess([...args, file], managed);
+    expect(overridden.err).toContain(warning);
+
+    // With --managed, init sets it, and says what it does.
+    const asked = await initInProcess(
+      [...args, join(managed, "managed-settings.d", "95-hookgate.json"), "--managed"],
+      managed,
+    );
+    expect(asked.code, asked.err).toBe(0);
+    expect(asked.err).not.toContain("warning");
+    expect(asked.err).toContain("allowManagedHooksOnly: Claude Code then ignores every hook");
+    // A user's settings file is no managed file: its missing allowManagedHooksOnly is no matter.
+    const user = await initInProcess([...args, join(tmp, "managed-hooks-only", "settings.json")], managed);
+    expect(user.err).not.toContain("allowManagedHooksOnly");
   });
 
   it("warns when the allowlist it adds would stop the file's other http hooks", async () => {
