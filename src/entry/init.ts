@@ -381,7 +381,7 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
   if (options.managed) {
     notes.push(
       "install as managed settings: /etc/claude-code/managed-settings.json (Linux, WSL), /Library/Application Support/ClaudeCode/managed-settings.json (macOS), C:\\Program Files\\ClaudeCode\\managed-settings.json (Windows)",
-      "allowManagedHooksOnly: Claude Code then ignores every hook from user, project and plugin settings",
+      "allowManagedHooksOnly: Claude Code then ignores every hook from user and project settings and from plugins, but those of plugins the managed settings force-enable (from Claude Code 2.1.101)",
     );
   } else {
     notes.push(
