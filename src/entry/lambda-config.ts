@@ -191,6 +191,33 @@ export function refuseEvent(logger: Logger, event: unknown, message: string): ne
   throw new Error(message);
 }
 
+/**
+ * Whether an SQS record's `eventSourceARN` (`arn:aws:sqs:REGION:ACCOUNT:NAME`) is the queue at
+ * `url`: AWS's `https://sqs.REGION.amazonaws.com/ACCOUNT/NAME` (its FIPS, China, dual-stack,
+ * legacy and VPC endpoint hosts name the region too) or a local server's
+ * `http://127.0.0.1:PORT/ACCOUNT/NAME`, whose host names no region, so only the account and the
+ * name are compared.
+ */
+export function isQueueArnOf(arn: unknown, url: string): boolean {
+  // A hand-made test event may carry none.
+  if (typeof arn !== "string") return false;
+  const [scheme, , service, region, account, name, ...rest] = arn.split(":");
+  if (scheme !== "arn" || service !== "sqs" || !name || rest.length > 0) return false;
+  let host: string;
+  let path: string[];
+  try {
+    const parsed = new URL(url);
+    host = parsed.hostname.toLowerCase();
+    path = parsed.pathname.split("/").filter(Boolean);
+  } catch {
+    return false;
+  }
+  const hostRegion = host.split(".").find((label) => /^[a-z]{2,4}(?:-[a-z]+)+-\d+$/.test(label));
+  return (
+    path.at(-1) === name && path.at(-2) === account && (hostRegion === undefined || hostRegion === region)
+  );
+}
+
 /** How long one try of an SQS call may take to connect, and then to be answered. */
 export const SQS_CONNECT_TIMEOUT_MS = 3_000;
 export const SQS_ANSWER_TIMEOUT_MS = 5_000;

@@ -13,6 +13,9 @@
  * message deleted by the queue adapter, not reported: no receive spent. A configuration that
  * cannot deliver (a policy that does not load, a function timeout too short for any sink call to
  * start) holds every job for 5 minutes, not counted as a hold, and says so once per container.
+ * A batch from the DLQ itself (`HOOKGATE_DLQ_URL` also given an event source mapping to this
+ * function) → nothing delivered, held or dead-lettered: the invocation fails, so every record
+ * stays on the DLQ, back after its visibility timeout, and each batch logs the mapping to remove.
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
@@ -32,6 +35,8 @@ import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
 import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import {
   createLambdaRuntime,
+  DLQ_URL_ENV,
+  isQueueArnOf,
   type LambdaOptions,
   refuseEvent,
   SQS_ANSWER_TIMEOUT_MS,
@@ -378,6 +383,21 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       // read, so it ended as a success and the event was lost.
       refuseEvent(logger, event, NOT_SQS);
     }
+    const dlqUrl = runtime.env(DLQ_URL_ENV);
+    const fromDlq = dlqUrl && event.Records.find((r) => isQueueArnOf(r.eventSourceARN, dlqUrl));
+    if (fromDlq) {
+      // An event source mapping on the DLQ too: each letter read as its job went to its sink again
+      // and, failing, into the DLQ again, which handed it back, for ever. Thrown rather than
+      // reported, before anything is delivered or held: the whole batch stays on the DLQ, also
+      // under a mapping without ReportBatchItemFailures, which deletes reported records too.
+      const fix = `remove the event source mapping of ${fromDlq.eventSourceARN}, where ${DLQ_URL_ENV} sends dead letters, from the delivery function (or, if that is its jobs queue, set ${DLQ_URL_ENV} to the DLQ); deliver dead letters with \`hookgate dlq replay\` once their sink is fixed`;
+      logger.log("error", DEAD_LETTERS_BACK, {
+        queue: fromDlq.eventSourceARN,
+        records: event.Records.length,
+        fix,
+      });
+      throw new Error(`${DEAD_LETTERS_BACK}: ${fix}`);
+    }
     const queue = queueFor(context);
     // Read before the policy's first load spends any: what the function's timeout gives.
     const startedWithMs = context?.getRemainingTimeInMillis();
@@ -480,6 +500,9 @@ function isSqsBatch(event: unknown): event is SQSEvent {
     records.every((r) => (r as { eventSource?: unknown } | null)?.eventSource === "aws:sqs")
   );
 }
+
+const DEAD_LETTERS_BACK =
+  "dead letters came back to the delivery function; left on the DLQ, not delivered again";
 
 const NOT_SQS =
   "the SQS consumer was invoked with an event that is no SQS batch (no Records list of aws:sqs records): invoke lambda-sqs.handler through the queue's event source mapping; hook requests go to lambda-http.handler";

@@ -25,6 +25,7 @@ import { type DeliveryJob, MAX_HOLDS } from "../../src/core/delivery.js";
 import type { Logger } from "../../src/core/ports.js";
 import {
   createLambdaSqsClient,
+  isQueueArnOf,
   SQS_ANSWER_TIMEOUT_MS,
   SQS_CONNECT_TIMEOUT_MS,
 } from "../../src/entry/lambda-config.js";
@@ -263,13 +264,16 @@ function clientWith(before: (command: string, input: Record<string, unknown>) =>
 const callsTo = (server: LoopbackServer, action: string) =>
   server.received.filter((r) => r.headers["x-amz-target"] === `AmazonSQS.${action}`);
 
-/** Receives what is on the queue as the event source mapping would, keeping the messages visible. */
-async function receiveAll(expected: number): Promise<Message[]> {
+/**
+ * Receives what is on the queue (the test's jobs queue by default) as the event source mapping
+ * would, keeping the messages visible.
+ */
+async function receiveAll(expected: number, url = queueUrl): Promise<Message[]> {
   const got: Message[] = [];
   while (got.length < expected) {
     const res = await client.send(
       new ReceiveMessageCommand({
-        QueueUrl: queueUrl,
+        QueueUrl: url,
         MaxNumberOfMessages: 10,
         VisibilityTimeout: 0,
         WaitTimeSeconds: 0,
@@ -1402,6 +1406,111 @@ describe("the Lambda SQS handler", () => {
         }),
       }),
     ]);
+  });
+
+  it("leaves a batch from its own DLQ there, undelivered, and fails the invocation naming the event source mapping to remove", async () => {
+    // A second event source mapping, on the DLQ: each dead letter was read as its job, sent to its
+    // sink again and, failing, dead-lettered into the DLQ again, which handed it back, for ever.
+    await createPair();
+    const fresh = (job: DeliveryJob, sink: string): DeliveryJob => {
+      const id = `evt_${crypto.randomUUID()}`;
+      return { ...job, id: `${id}.${sink}`, sink, notification: { ...job.notification, id } };
+    };
+    const toAudit = fresh(jobOf(0), "audit");
+    const toFlaky = fresh(jobOf(2), "flaky");
+    const queue = createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    await send([toAudit, toFlaky]);
+    for (const message of await receiveAll(2)) {
+      const { id, body } = decodeEnvelope(message.Body ?? "");
+      await queue.deadLetter(
+        { id, body, attempts: 2, receipt: message.ReceiptHandle ?? "" },
+        "gave up after 2 attempts: HTTP 503",
+      );
+    }
+    const letters = await receiveAll(2, dlqUrl);
+    const dlqArn =
+      (await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["QueueArn"] })))
+        .Attributes?.QueueArn ?? "";
+    // The flaky job's letter on its second receive: past its one retry, it would be dead-lettered.
+    const flakyLetter = letters.find((m) => m.Body?.includes(toFlaky.id))?.Body ?? "";
+    const event = eventOf(letters, { [flakyLetter]: "2" });
+    for (const record of event.Records) record.eventSourceARN = dlqArn;
+    const { lines, log } = logLines();
+    const handler = handlerFor({}, { log });
+
+    const outcome = await handler(event).then(
+      (response) => response,
+      (e: Error) => e.message,
+    );
+
+    expect(receiver.unique).not.toContain(toAudit.notification.id);
+    expect(failing.received.filter((r) => JSON.stringify(r).includes(toFlaky.notification.id))).toEqual([]);
+    // Both letters still there, as they were: not deleted, and no second letter.
+    const depth = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["ApproximateNumberOfMessages"] }),
+    );
+    expect(depth.Attributes?.ApproximateNumberOfMessages).toBe("2");
+    const letter = (id: string) =>
+      expect.objectContaining({ id, attempts: 2, error: "gave up after 2 attempts: HTTP 503" });
+    expect(await queue.listDead()).toEqual(expect.arrayContaining([letter(toAudit.id), letter(toFlaky.id)]));
+    // A failed invocation, not a partial batch response: a mapping without ReportBatchItemFailures
+    // reads that as a success and deletes every record, the last copy of its event.
+    expect(outcome).toMatch(/^dead letters came back to the delivery function.*hookgate dlq replay/);
+    expect(lines).toEqual([
+      {
+        message: "dead letters came back to the delivery function; left on the DLQ, not delivered again",
+        fields: expect.objectContaining({ queue: dlqArn, records: 2, fix: expect.stringContaining(dlqArn) }),
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      "arn:aws:sqs:eu-west-1:123456789012:hookgate-dlq",
+      "https://sqs.eu-west-1.amazonaws.com/123456789012/hookgate-dlq",
+      true,
+    ],
+    [
+      "arn:aws:sqs:eu-west-1:123456789012:hookgate-dlq",
+      "https://eu-west-1.queue.amazonaws.com/123456789012/hookgate-dlq",
+      true,
+    ],
+    [
+      "arn:aws:sqs:us-gov-west-1:123456789012:dlq",
+      "https://sqs-fips.us-gov-west-1.amazonaws.com/123456789012/dlq",
+      true,
+    ],
+    [
+      "arn:aws-cn:sqs:cn-north-1:123456789012:dlq",
+      "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/dlq",
+      true,
+    ],
+    ["arn:aws:sqs:eu-west-1:123456789012:dlq", "https://sqs.eu-west-1.api.aws/123456789012/dlq", true],
+    [
+      "arn:aws:sqs:eu-west-1:123456789012:dlq",
+      "https://vpce-0a1b2c3d-4e5f.sqs.eu-west-1.vpce.amazonaws.com/123456789012/dlq",
+      true,
+    ],
+    // A local server's URL names no region.
+    ["arn:aws:sqs:us-east-1:000000000000:dlq", "http://127.0.0.1:4566/000000000000/dlq", true],
+    ["arn:aws:sqs:us-east-1:000000000000:dlq", "http://localhost:9324/000000000000/dlq/", true],
+    // The jobs queue, the same name in another account or region, a name it ends with.
+    [
+      "arn:aws:sqs:eu-west-1:123456789012:hookgate-jobs",
+      "https://sqs.eu-west-1.amazonaws.com/123456789012/hookgate-dlq",
+      false,
+    ],
+    ["arn:aws:sqs:eu-west-1:210987654321:dlq", "https://sqs.eu-west-1.amazonaws.com/123456789012/dlq", false],
+    ["arn:aws:sqs:eu-west-2:123456789012:dlq", "https://sqs.eu-west-1.amazonaws.com/123456789012/dlq", false],
+    [
+      "arn:aws:sqs:eu-west-1:123456789012:dlq",
+      "https://sqs.eu-west-1.amazonaws.com/123456789012/my-dlq",
+      false,
+    ],
+    ["arn:aws:sqs:eu-west-1:123456789012:dlq", "not a url", false],
+    ["", "https://sqs.eu-west-1.amazonaws.com/123456789012/dlq", false],
+  ])("reads %s as the queue at %s: %s", (arn, url, same) => {
+    expect(isQueueArnOf(arn, url)).toBe(same);
   });
 
   it("reports every record when it has no DLQ to dead-letter into", async () => {
