@@ -284,12 +284,15 @@ export function parseForwardResponse(
   // instead, and say so (deepcode re-validates a rewrite, so it would not run it as it was either).
   const unappliable = decision === "allow" && own.unreadableInput === true;
   if (unappliable) decision = "deny";
+  // The reason of the decision that won: a `decision: "block"` that outranks the answer's own ask
+  // or allow is given with its `reason`, as Claude Code gives its blocking error, never with the
+  // reason the ask or allow gave ("please confirm" on a deny).
+  const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
+  const said = ownWon ? (own.reason ?? topReason) : topReason;
   const reason = unappliable
     ? `the downstream hook (rule ${quote(ruleId)}) allowed the call with an updatedInput that is not an object: a rewrite that cannot be applied`
     : decision
-      ? (own.reason ??
-        topReason ??
-        (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
+      ? (said ?? (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
       : undefined;
   // A PreCompact object that does not block is compaction instructions to Claude Code (§4.4);
   // `{"reason":"…"}` is how hookgate itself words them (render.ts), so a gateway behind this one

@@ -481,6 +481,33 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
       { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
     ],
     [
+      "block outranks permissionDecision ask, with the block's reason, not the ask's",
+      "PreToolUse",
+      json({
+        decision: "block",
+        reason: "no force pushes",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "ask",
+          permissionDecisionReason: "please confirm",
+        },
+      }),
+      { decision: "deny", reason: "no force pushes" },
+    ],
+    [
+      "block outranks permissionDecision allow, never with the allow's reason",
+      "PreToolUse",
+      json({
+        decision: "block",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          permissionDecisionReason: "ci-safe",
+        },
+      }),
+      { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
+    ],
+    [
       "permissionDecision ask outranks approve",
       "PreToolUse",
       json({
@@ -555,6 +582,20 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
         },
       }),
       { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny', stop: true },
+    ],
+    [
+      "PermissionRequest block over a granting decision object, with the block's reason",
+      "PermissionRequest",
+      json({
+        decision: "block",
+        reason: "nope",
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "allow" },
+          permissionDecisionReason: "fine by me",
+        },
+      }),
+      { decision: "deny", reason: "nope" },
     ],
     [
       "PermissionRequest legacy block",
