@@ -23,6 +23,7 @@ import {
   invalidHeaderNames,
   invalidHeaderValues,
   parseForwardResponse,
+  turnEndNote,
 } from "../core/forward.js";
 import type { HookEvent } from "../core/hook-event.js";
 import {
@@ -880,9 +881,11 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     );
     if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);
     const unused = fieldsNotPassedOn(sent.value.body);
+    const turnEnd = turnEndNote(parsed.value, input.policy.secrets);
     const notes = [
       ...(dropped.length > 0 ? [`not interpolated: ${dropped.join(", ")}`] : []),
       ...(unused.length > 0 ? [`not passed on: ${unused.join(", ")}`] : []),
+      ...(turnEnd === undefined ? [] : [turnEnd]),
     ];
     return {
       effect: parsed.value,

@@ -356,6 +356,18 @@ export function fieldsNotPassedOn(body: string): string[] {
   );
 }
 
+/**
+ * What the audit line says of a downstream answer that asks to end the agent's turn
+ * (`continue: false`, a PermissionRequest deny's `interrupt`): undefined when it does not. The
+ * answer's decision may be `none` beside it, which alone read as an answer with nothing in it.
+ * Its stopReason is quoted as a failure's excerpt is: scrubbed, masked and cut.
+ */
+export function turnEndNote(effect: RuleEffect, secrets: readonly string[]): string | undefined {
+  if (!effect.stop) return undefined;
+  const said = effect.stopReason === undefined ? "" : `, stopReason ${excerpt(effect.stopReason, secrets)}`;
+  return `asked to end the agent's turn${said}`;
+}
+
 /** The fields hookgate reads from a `hookSpecificOutput` whose shape is valid. */
 interface SpecificOutput {
   readonly eventName: string;

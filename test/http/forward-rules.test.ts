@@ -289,6 +289,27 @@ describe("forward rules", () => {
     ]);
   });
 
+  it("says in the audit line that the answer ended the turn, where the decision alone says none", async () => {
+    // `{"continue": false}` ends Claude Code's turn whatever the decision: the line said
+    // `"decision":"none"` and an OK call, as for an empty answer.
+    const app = await appWith();
+    next = {
+      body: JSON.stringify({ continue: false, stopReason: "the change freeze is on: downstream-token" }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
+    expect(body).toMatchObject({ continue: false });
+    const audit = lastAudit(app);
+    expect(audit.decision).toBe("none");
+    expect(audit.pending).toEqual([
+      expect.objectContaining({
+        rule: "team-server",
+        outcome: "OK",
+        detail:
+          'not interpolated: OTHER_SECRET; asked to end the agent\'s turn, stopReason "the change freeze is on: [masked]"',
+      }),
+    ]);
+  });
+
   it.each([
     ["a 500", { status: 500, body: deny("ignored") }, "FORWARD_HTTP_STATUS"],
     ["a text answer", { body: "OK" }, "FORWARD_NOT_JSON"],
