@@ -7,6 +7,7 @@
  */
 import type { RuleEffect } from "./decision.js";
 import {
+  carriesContext,
   DEEPAGENTS_OUTPUT_EVENTS,
   DEEPCODE_PERMISSION_BLOCKS,
   honouredDecision,
@@ -338,9 +339,11 @@ const NOT_PASSED_ON: readonly string[] = [
 /**
  * The fields of a downstream answer (read as `parseForwardResponse` read it) that hookgate does
  * not pass on, as `hookSpecificOutput.<name>`, for the audit line: dropped unsaid, a team
- * server's redaction of a tool's output looked applied.
+ * server's redaction of a tool's output looked applied. An `additionalContext` is among them
+ * where the event carries none to the client (carriesContext): a Stop's, which Claude Code
+ * 2.1.332 reads as a reason to go on, was dropped with the call audited as OK.
  */
-export function fieldsNotPassedOn(body: string): string[] {
+export function fieldsNotPassedOn(body: string, eventName: string, dialect: Dialect): string[] {
   const text = body.trim();
   if (!text.startsWith("{")) return [];
   let value: unknown;
@@ -351,9 +354,12 @@ export function fieldsNotPassedOn(body: string): string[] {
   }
   const specific = isObject(value) ? field(value, "hookSpecificOutput") : undefined;
   if (!isObject(specific)) return [];
-  return NOT_PASSED_ON.filter((name) => field(specific, name) !== undefined).map(
-    (name) => `hookSpecificOutput.${name}`,
-  );
+  const notPassedOn = carriesContext(eventName, dialect)
+    ? NOT_PASSED_ON
+    : [...NOT_PASSED_ON, "additionalContext"];
+  return notPassedOn
+    .filter((name) => field(specific, name) !== undefined)
+    .map((name) => `hookSpecificOutput.${name}`);
 }
 
 /**

@@ -289,6 +289,32 @@ describe("forward rules", () => {
     ]);
   });
 
+  it("names in the audit a context the event cannot carry to the client, such as a Stop's", async () => {
+    // Claude Code 2.1.332 reads a Stop's additionalContext as a reason to go on; hookgate never
+    // sends a Stop hookSpecificOutput (2.1.112 rejects the whole answer), and the line said OK.
+    const app = await appWith();
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: { hookEventName: "Stop", additionalContext: "also run lint" },
+      }),
+    };
+    const stop = {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Stop",
+      stop_hook_active: false,
+    };
+    expect(await (await app.post("/v1/hooks", JSON.stringify(stop))).text()).toBe("");
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        rule: "team-server",
+        outcome: "OK",
+        detail: "not interpolated: OTHER_SECRET; not passed on: hookSpecificOutput.additionalContext",
+      }),
+    ]);
+  });
+
   it("says in the audit line that the answer ended the turn, where the decision alone says none", async () => {
     // `{"continue": false}` ends Claude Code's turn whatever the decision: the line said
     // `"decision":"none"` and an OK call, as for an empty answer.
