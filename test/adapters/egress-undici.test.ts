@@ -241,6 +241,32 @@ describe("refusals", () => {
     );
   });
 
+  it("names no setting for a link-local IPv6 address, which no connection reaches without a zone id", async () => {
+    // A URL cannot carry a zone id and a resolved name's address has none, so the pinned socket
+    // would dial fe80::1 with no interface, which the kernel refuses: allowCidrs "fe80::1/128"
+    // (or narrowing the policy's own deny range) would trade this refusal for a failed connect.
+    const hint =
+      "it is link-local: no connection reaches it without a zone id naming its interface (fe80::1%eth0), which neither a URL nor a name's address carries, so no egress setting opens it; use a routable address of the server, or a name that resolves to one";
+    const builtIn = egressWith(undefined, { "lan.test": ["fe80::1"] });
+    const own = egressWith(
+      { allowCidrs: ["fe80::/10"], denyCidrs: ["fe80::/16"] },
+      { "lan.test": ["fe80::1"] },
+    );
+    const reasonOf = async (module: UndiciEgress, url: string) => {
+      const res = await post(module, url);
+      return !res.ok && res.error.reason;
+    };
+    expect(await reasonOf(builtIn.module, "http://[febf::1]/")).toBe(
+      `febf::1 is in fe80::/10 (Link-Local, RFC 4291); ${hint}`,
+    );
+    expect(await reasonOf(builtIn.module, "http://lan.test/")).toBe(
+      `lan.test resolves to fe80::1: fe80::1 is in fe80::/10 (Link-Local, RFC 4291); ${hint}`,
+    );
+    expect(await reasonOf(own.module, "http://lan.test/")).toMatch(
+      new RegExp(`^lan\\.test resolves to fe80::1: .*denyCidrs\\[0\\].*; ${hint.replace(/[()]/g, "\\$&")}$`),
+    );
+  });
+
   it("refuses a name whole when any one of its answers is blocked", async () => {
     const { module } = egressWith(LOOPBACK_ONLY, { "mixed.test": ["127.0.0.1", "10.0.0.7"] });
     const res = await post(module, `http://mixed.test:${a.port}/`);

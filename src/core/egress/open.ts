@@ -3,8 +3,9 @@
  * LAN, a local sink), for every address refusal (policy.ts `addressRefusal`) and `check`'s
  * warnings: the setting to add, checked against the policy's own rules, since a `denyCidrs`
  * entry wins over any `allowCidrs` one. No setting for a
- * cloud metadata address (what `check` warns an allowCidrs entry opens), and none for an IPv6
- * address that carries an IPv4 one: it is opened through that IPv4 address or not at all.
+ * cloud metadata address (what `check` warns an allowCidrs entry opens), none for an IPv6
+ * address that carries an IPv4 one: it is opened through that IPv4 address or not at all, and
+ * none for a link-local IPv6 one, which no setting makes reachable.
  */
 import ipaddr from "ipaddr.js";
 import { type AddressRulesInput, classifyAddress, compileAddressRules, metadataService } from "./address.js";
@@ -19,6 +20,7 @@ export function howToOpen(
   egress: AddressRulesInput | undefined,
 ): string {
   if (address === undefined || !ipaddr.isValid(address)) return "";
+  if (isLinkLocalIPv6(address)) return `; ${LINK_LOCAL_UNREACHABLE}`;
   if (range?.rfc === "operator config") return ownDeny(range);
   const service = metadataService(address);
   if (service !== undefined) return `; it is ${service}, which no hook should reach`;
@@ -36,6 +38,20 @@ export function howToOpen(
     return `; ${opening.setting} would not open it: the policy's own deny range ${after.range.name} (${after.range.cidr}) covers it too, and no allowCidrs entry overrides a deny range, so narrow or remove that entry as well`;
   }
   return after.allowed ? `; ${opening.hint}` : "";
+}
+
+/**
+ * fe80::/10 is reached only through the interface a zone id names (RFC 4007 §6; Linux refuses the
+ * connect without one), and the pinned socket never has one: a URL cannot carry it (WHATWG URL
+ * refuses `%25`) and Node's lookup gives a name's addresses without it. An allowCidrs entry, or a
+ * narrower deny range, would only trade the refusal for a failed connect.
+ */
+const LINK_LOCAL_UNREACHABLE =
+  "it is link-local: no connection reaches it without a zone id naming its interface (fe80::1%eth0), which neither a URL nor a name's address carries, so no egress setting opens it; use a routable address of the server, or a name that resolves to one";
+
+function isLinkLocalIPv6(address: string): boolean {
+  const ip = ipaddr.parse(address);
+  return ip.kind() === "ipv6" && ip.range() === "linkLocal";
 }
 
 function ownDeny(range: RangeMatch): string {
