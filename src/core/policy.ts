@@ -448,7 +448,7 @@ function explained(
     // `{"regx": "^/srv"}` is an operator mistyped: the dotted path alone would name a field no
     // event has, a condition that loads and never holds.
     const meant = issue.keys.flatMap((k) => {
-      const near = meantOperator(k, valueAt(at, [k]).at);
+      const near = meantOperator(k, valueAt(at, [k]).at, at);
       return near === undefined ? [] : [issue.keys.length === 1 ? `"${near}"` : `"${near}" for "${k}"`];
     });
     const nested =
@@ -580,14 +580,16 @@ function strayKeys(forms: readonly (readonly z.core.$ZodIssue[])[], value: unkno
  * or more (`regx`, `exist`, `startswith`), or `in` and `not` in another case. Two edits from `in`
  * would be any key of two letters. A key whose value is a condition is a field written nested
  * (MultiEdit's `"edits": {"contains": …}`, two edits from `exists`), unless `not` is meant, the
- * one operator that takes a condition.
+ * one operator that takes a condition. None the condition (`held`) has already: `"regx"` beside
+ * `"regex"` renamed so would be `"regex"` twice.
  */
-function meantOperator(key: string, value: unknown): string | undefined {
+function meantOperator(key: string, value: unknown, held: unknown): string | undefined {
+  const absent = WHERE_OPERATORS.filter((op) => !valueAt(held, [op]).present);
   const near =
     closestName(
       key,
-      WHERE_OPERATORS.filter((op) => op.length >= 4),
-    ) ?? WHERE_OPERATORS.find((op) => op.toLowerCase() === key.toLowerCase());
+      absent.filter((op) => op.length >= 4),
+    ) ?? absent.find((op) => op.toLowerCase() === key.toLowerCase());
   const operators: readonly string[] = WHERE_OPERATORS;
   const condition = isRecord(value) && Object.keys(value).some((k) => operators.includes(k));
   return condition && near !== "not" ? undefined : near;

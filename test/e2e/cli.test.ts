@@ -354,6 +354,29 @@ describe("hookgate check", () => {
     );
   });
 
+  it("names no key the object already has as the one an unknown key means", async () => {
+    // A token with both "team" and "tean" was told `did you mean "team"?`: renaming it so would
+    // write "team" twice, and JSON keeps the last one.
+    const policy = file("present-near-misses.json", {
+      version: 1,
+      auth: { tokens: [{ team: "a", tean: "b", env: "HOOKGATE_TOKEN_A" }] },
+      defaults: { onError: "allow", onErorr: "deny" },
+      rules: [{ id: "a", on: "Stop", decide: "block", reason: "x", reasn: "y", notfy: ["s"] }],
+      sinks: { s: { type: "slack", url: "https://hooks.slack.com/services/x", urll: "x" } },
+    });
+    const { code, stdout } = await runMain(["check", policy]);
+    expect(code).toBe(1);
+    const unknown = stdout.split("\n").filter((line) => line.includes("unknown key"));
+    expect(unknown.sort()).toEqual(
+      [
+        'error: $.auth.tokens[0]: unknown key "tean"',
+        'error: $.defaults: unknown key "onErorr"',
+        'error: $.rules[0]: unknown keys "reasn", "notfy" (did you mean "notify" for "notfy"?)',
+        'error: $.sinks.s: unknown key "urll"',
+      ].sort(),
+    );
+  });
+
   it("offers a rule with an action no key of another action", async () => {
     const policy = file("action-near-misses.json", {
       version: 1,

@@ -743,6 +743,27 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("names no operator the condition already has as the one a mistyped key means", async () => {
+    // `{"regex": "^/srv", "regx": "b"}` was told `did you mean "regex"?`: renamed so, the
+    // condition would hold "regex" twice.
+    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
+    expect(
+      await messagesOf({
+        rules: [
+          {
+            id: "a",
+            on: "PreToolUse",
+            decide: "deny",
+            where: { cwd: { regex: "^/srv", regx: "b" }, y: { in: [1], IN: [2] } },
+          },
+        ],
+      }),
+    ).toEqual([
+      `$.rules[0].where.cwd: unknown key "regx": a where condition is a literal or an object with one of ${operators}`,
+      `$.rules[0].where.y: unknown key "IN": a where condition is a literal or an object with one of ${operators}`,
+    ]);
+  });
+
   it("names no operator for a key whose own value is a condition: it is a field, written nested", async () => {
     // MultiEdit's `tool_input.edits` is two edits from `exists`: `{"edits": {"contains": "x"}}`
     // was answered "did you mean "exists"?", which takes true or false, not a condition.

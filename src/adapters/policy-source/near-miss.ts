@@ -35,16 +35,19 @@ export async function withNearMisses(issues: PolicyIssue[], document?: unknown):
 }
 
 /**
- * The keys the object at `path` may add to those it has: a rule that has one action is offered
- * no key of another (a prompt rule's `"decison"` is not `"decide"`, which it cannot also take).
+ * The keys the object at `path` may add to those it has: none it has already (a token with
+ * `"team"` and `"tean"` is not told `"team"`, which it would then hold twice), and, for a rule
+ * that has one action, no key of another (a prompt rule's `"decison"` is not `"decide"`, which it
+ * cannot also take).
  */
 function compatible(path: readonly (string | number)[], value: unknown, known: string[]): string[] {
-  if (path.length !== 2 || path[0] !== "rules" || typeof path[1] !== "number" || !isObject(value))
-    return known;
+  if (!isObject(value)) return known;
+  const absent = known.filter((key) => !Object.hasOwn(value, key));
+  if (path.length !== 2 || path[0] !== "rules" || typeof path[1] !== "number") return absent;
   const held = RULE_ACTIONS.find((group) => group.some((key) => Object.hasOwn(value, key)));
-  if (held === undefined) return known;
+  if (held === undefined) return absent;
   const others = new Set<string>(RULE_ACTIONS.filter((group) => group !== held).flat());
-  return known.filter((key) => !others.has(key));
+  return absent.filter((key) => !others.has(key));
 }
 
 /** The document's value at `path`, if it has one. */
