@@ -479,13 +479,16 @@ function lintToolInputFields(rule: CompiledRule, warn: (path: string, message: s
   const tool = inputTool(rule);
   const fields = tool === undefined ? undefined : TOOL_INPUT_FIELDS.get(tool);
   if (fields === undefined) return;
-  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+  const where = rule.document.where ?? {};
+  for (const [key, condition] of Object.entries(where)) {
     const [first, field, ...rest] = key.split(".");
     if (first !== "tool_input" || field === undefined || Object.hasOwn(fields, field)) continue;
     const holds = holdsOnAbsent(key, condition);
     if (holds === undefined) continue;
     const names = Object.keys(fields);
-    const meant = closestName(field, names) ?? abbreviated(field, names);
+    // Not a field the where tests already: renamed to it, the where would hold that key twice.
+    const untested = names.filter((name) => !Object.hasOwn(where, ["tool_input", name, ...rest].join(".")));
+    const meant = closestName(field, untested) ?? abbreviated(field, untested);
     const write =
       meant === undefined
         ? ""

@@ -328,6 +328,23 @@ describe("lintPolicy: where conditions on the input of the one tool a rule names
     ]);
   });
 
+  it("names no field the rule's where already tests as the one a mistyped field means", async () => {
+    // Beside "tool_input.command", "tool_input.cmd" was told to be "tool_input.command": renamed
+    // so, the where would hold that key twice and JSON keep the last condition.
+    const warnings = await warningsFor([
+      {
+        id: "a",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { "tool_input.command": { startsWith: "rm" }, "tool_input.cmd": { contains: "-rf" } },
+        decide: "deny",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("carries no"))).toEqual([
+      '$.rules[0].where["tool_input.cmd"]: Bash\'s tool_input carries no "cmd" (its fields are command, description, timeout, run_in_background), so this condition never holds on a call that carries its input',
+    ]);
+  });
+
   it("types the tool's input fields, on a call that carries its input", async () => {
     const warnings = await warningsFor([
       { id: "a", on: "PreToolUse", matcher: "Bash", where: { "tool_input.timeout": "5" }, decide: "deny" },
