@@ -267,16 +267,20 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
 /**
  * A `with` key the event lacks that is a near miss of one it has (`tool_inptu`): laid over the
  * event it would add a field and leave the one meant as recorded, so the case would test the
- * event unchanged. A key of four characters or fewer is taken as meant (few edits make any).
+ * event unchanged. A key of four characters or fewer is taken as meant (few edits make any), and
+ * so is one beside the field it is near: `with` sets that field already, and renamed to it, the
+ * key would be there twice.
  */
 function misspeltOverlay(
   event: Readonly<Record<string, unknown>>,
   overlay: Readonly<Record<string, unknown>> | undefined,
   index: number,
 ): string | undefined {
-  for (const key of Object.keys(overlay ?? {})) {
+  const keys = Object.keys(overlay ?? {});
+  const recorded = Object.keys(event).filter((field) => !keys.includes(field));
+  for (const key of keys) {
     if (Object.hasOwn(event, key) || key.length <= 4) continue;
-    const meant = closestName(key, Object.keys(event));
+    const meant = closestName(key, recorded);
     if (meant !== undefined)
       return `$.cases[${index}].with${jsonPath([key]).slice(1)}: the event has no "${key}" (it would be added, and ${meant} sent as recorded): did you mean ${meant}?`;
   }

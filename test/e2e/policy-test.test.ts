@@ -306,6 +306,26 @@ describe("hookgate test", () => {
     expect(code).toBe(1);
   });
 
+  it("names no with key the case already sets as the one a near miss means", async () => {
+    // Beside tool_input, "tool_inptu" was refused as meaning tool_input ("sent as recorded", though
+    // the case sets it): renamed so, the with would hold tool_input twice.
+    const cases = file("typo-with-beside.json", {
+      team: "web",
+      cases: [
+        {
+          name: "rm as web",
+          event: "events/ls.json",
+          with: { tool_input: { command: "rm -rf x" }, tool_inptu: { command: "ls" } },
+          expect: { decision: "deny", rules: ["deny-rm"] },
+        },
+      ],
+    });
+    const { code, stdout, stderr } = await runCli(["test", policy, cases]);
+    expect(stderr).toBe("");
+    expect(stdout).toMatch(/^PASS {2}rm as web$/m);
+    expect(code).toBe(0);
+  });
+
   it("prints every failure of a case and exits 1", async () => {
     const cases = file("failing.json", {
       client: "claude-code",
