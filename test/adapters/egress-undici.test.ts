@@ -267,6 +267,25 @@ describe("refusals", () => {
     );
   });
 
+  it("names no setting for a multicast or broadcast address, which no TCP connection reaches", async () => {
+    const { module } = egressWith(undefined, { "group.test": ["ff02::1"] });
+    const reasonOf = async (url: string) => {
+      const res = await post(module, url);
+      return !res.ok && res.error.reason;
+    };
+    const noTcp =
+      "HTTP runs over TCP, which reaches no multicast or broadcast address, so no egress setting opens it; use the server's own address";
+    expect(await reasonOf("http://224.0.0.251/")).toMatch(
+      new RegExp(`; it is a multicast address: ${noTcp}$`),
+    );
+    expect(await reasonOf("http://255.255.255.255/")).toMatch(
+      new RegExp(`; it is a broadcast address: ${noTcp}$`),
+    );
+    expect(await reasonOf("http://group.test/")).toMatch(
+      new RegExp(`^group\\.test resolves to ff02::1: .*; it is a multicast address: ${noTcp}$`),
+    );
+  });
+
   it("refuses a name whole when any one of its answers is blocked", async () => {
     const { module } = egressWith(LOOPBACK_ONLY, { "mixed.test": ["127.0.0.1", "10.0.0.7"] });
     const res = await post(module, `http://mixed.test:${a.port}/`);

@@ -5,7 +5,7 @@
  * entry wins over any `allowCidrs` one. No setting for a
  * cloud metadata address (what `check` warns an allowCidrs entry opens), none for an IPv6
  * address that carries an IPv4 one: it is opened through that IPv4 address or not at all, and
- * none for a link-local IPv6 one, which no setting makes reachable.
+ * none for a link-local IPv6 one or a multicast or broadcast one, which no setting makes reachable.
  */
 import ipaddr from "ipaddr.js";
 import { type AddressRulesInput, classifyAddress, compileAddressRules, metadataService } from "./address.js";
@@ -20,7 +20,8 @@ export function howToOpen(
   egress: AddressRulesInput | undefined,
 ): string {
   if (address === undefined || !ipaddr.isValid(address)) return "";
-  if (isLinkLocalIPv6(address)) return `; ${LINK_LOCAL_UNREACHABLE}`;
+  const unreachable = unreachableWhy(address);
+  if (unreachable !== undefined) return `; ${unreachable}`;
   if (range?.rfc === "operator config") return ownDeny(range);
   const service = metadataService(address);
   if (service !== undefined) return `; it is ${service}, which no hook should reach`;
@@ -49,9 +50,20 @@ export function howToOpen(
 const LINK_LOCAL_UNREACHABLE =
   "it is link-local: no connection reaches it without a zone id naming its interface (fe80::1%eth0), which neither a URL nor a name's address carries, so no egress setting opens it; use a routable address of the server, or a name that resolves to one";
 
-function isLinkLocalIPv6(address: string): boolean {
+/**
+ * HTTP runs over TCP, which connects to one host: a multicast or broadcast destination is refused
+ * by the kernel (ENETUNREACH, EACCES) whatever the policy allows.
+ */
+const NO_TCP =
+  "HTTP runs over TCP, which reaches no multicast or broadcast address, so no egress setting opens it; use the server's own address";
+
+/** Why no setting opens `address`, where none does. */
+function unreachableWhy(address: string): string | undefined {
   const ip = ipaddr.parse(address);
-  return ip.kind() === "ipv6" && ip.range() === "linkLocal";
+  const range = ip.range();
+  if (ip.kind() === "ipv6" && range === "linkLocal") return LINK_LOCAL_UNREACHABLE;
+  if (range === "multicast" || range === "broadcast") return `it is a ${range} address: ${NO_TCP}`;
+  return undefined;
 }
 
 function ownDeny(range: RangeMatch): string {
