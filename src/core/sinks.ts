@@ -637,7 +637,10 @@ function cutPlainWithEllipsis(raw: string, max: number): string {
 /** The sink's link with `{session_id}` filled in; only http(s), at most 1 000 characters. */
 function linkTarget(template: string, sessionId: string | undefined): string | undefined {
   if (template.includes("{session_id}") && sessionId === undefined) return undefined;
-  const url = template.replaceAll("{session_id}", encodeURIComponent(sessionId ?? ""));
+  // A lone surrogate as U+FFFD, as the WHATWG URL parser encodes it: encodeURIComponent throws on
+  // one, and the whole message, never built, was dead-lettered for the agent's session id.
+  const encoded = encodeURIComponent((sessionId ?? "").replace(LONE_SURROGATE, "\uFFFD"));
+  const url = template.replaceAll("{session_id}", encoded);
   // A cut URL is a broken one: a link that does not fit is left out.
   if (!/^https?:\/\/\S+$/i.test(url) || url.length > SHOWN_LINK) return undefined;
   return url;

@@ -359,6 +359,25 @@ describe("buildSinkRequest: text that is not valid UTF-16", () => {
       if (sink.type !== "slack" && sink.type !== "discord") expect(body).toContain("echo \uFFFD 🚀");
     },
   );
+
+  // encodeURIComponent throws on a lone surrogate ("URI malformed"): the message was never built,
+  // and the job dead-lettered on its first attempt, on every replay too.
+  it.each<ResolvedSink>([
+    {
+      type: "slack",
+      url: "https://hooks.slack.com/services/T/B/x",
+      link: "https://dash.example/s/{session_id}",
+    },
+    {
+      type: "discord",
+      url: "https://discord.com/api/webhooks/1/x",
+      link: "https://dash.example/s/{session_id}",
+    },
+  ])("%o links a session id with a lone surrogate, as U+FFFD", async (sink) => {
+    const event = { ...notification().event, session_id: "ab\uD800cd" };
+    const { body } = await buildSinkRequest(sink, notification({ event }), CREATED_AT);
+    expect(body).toContain("https://dash.example/s/ab%EF%BF%BDcd");
+  });
 });
 
 describe("buildSinkRequest: chat text that would reorder its line", () => {
