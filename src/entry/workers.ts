@@ -72,8 +72,12 @@ export interface WorkerEnv {
   /** DoH JSON endpoint for the egress guard's look-ups (default Cloudflare's). */
   readonly HOOKGATE_DOH_ENDPOINT?: string;
   readonly HOOKGATE_LOG_LEVEL?: string;
-  /** "1" writes a replayable "hook record" log line per decision (`hookgate replay` reads them). */
-  readonly HOOKGATE_RECORD?: string;
+  /**
+   * "1" writes a replayable "hook record" log line per decision (`hookgate replay` reads them); a
+   * [vars] entry `HOOKGATE_RECORD = 1` arrives as the number 1 (wrangler binds a value that is no
+   * string as JSON).
+   */
+  readonly HOOKGATE_RECORD?: string | number;
   readonly [name: string]: unknown;
 }
 
@@ -383,7 +387,9 @@ async function handle(
     metrics,
     remote: state.remote,
     notifier,
-    recorder: env.HOOKGATE_RECORD === "1" ? createLogRecorder(logger) : undefined,
+    // As text, or as the number a [vars] entry `HOOKGATE_RECORD = 1` binds.
+    recorder:
+      env.HOOKGATE_RECORD === "1" || env.HOOKGATE_RECORD === 1 ? createLogRecorder(logger) : undefined,
     runtimeLeftMs,
     // The runtime waits for a body for as long as its client stays connected.
     bodyDeadline,
