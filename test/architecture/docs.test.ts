@@ -136,6 +136,11 @@ describe("README's warnings and errors in the log", () => {
     ...[...text.matchAll(/\.log\(\s*"(?:warn|error)",\s*(["`])((?:\\.|(?!\1)[^\\])*)\1/g)].map(
       (m) => m[2] as string,
     ),
+    // `toldFailure(logger, "error", "queue receive failed", …)` (recurring-failure.ts) logs its
+    // message at that level when the failure starts and once a minute while it goes on.
+    ...[...text.matchAll(/toldFailure\(\s*[^,]+,\s*"(?:warn|error)",\s*(["`])((?:\\.|(?!\1)[^\\])*)\1/g)].map(
+      (m) => m[2] as string,
+    ),
     // `refuseEvent(logger, event, NOT_SQS)` (lambda-config.ts) logs its message as an error.
     ...[
       ...text.matchAll(
@@ -163,6 +168,8 @@ describe("README's warnings and errors in the log", () => {
       "egress refused",
       "delivery dead-lettered",
       "policy reload failed; keeping the running policy",
+      // Told through toldFailure.
+      "queue receive failed",
     ])
       expect(messages).toContain(message);
     // Kept in constants (lambda-http.ts, lambda-sqs.ts).
