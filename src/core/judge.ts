@@ -726,6 +726,13 @@ function readVerdict(value: unknown, what: string, text?: string): Result<Verdic
       : "(the model gave no reason)";
   if (saysNo(value.ok) && problem !== undefined) return ok({ ok: false, reason });
   if (value.ok !== false && text !== undefined && OK_FALSE.test(text)) {
+    // Without an `ok` of its own, the object holds the no inside (a verdict wrapped in another
+    // object, as JSON mode may answer): that no's reason, as with prose around it; else its own
+    // (`"OK": false` said in capitals).
+    if (!Object.hasOwn(value, "ok")) {
+      const inner = noReasonIn(text);
+      return ok({ ok: false, reason: inner === NO_READABLE_REASON ? reason : inner });
+    }
     return ok({ ok: false, reason: `the model's answer says both ok true and ok false: ${reason}` });
   }
   if (problem !== undefined || typeof value.ok !== "boolean")

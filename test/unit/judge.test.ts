@@ -368,6 +368,26 @@ describe("parseJudgeResponse", () => {
     });
   });
 
+  it.each(["openai", "anthropic"] as const)(
+    "reads a no wrapped in another object from %s with that no's reason, as with prose around it",
+    (provider) => {
+      // JSON mode holds a model to an object, not to its keys: it may put the verdict under one.
+      const text = '{"result": {"ok": false, "reason": "writes /etc", "impossible": true}}';
+      const body = provider === "openai" ? openaiAnswer(text) : anthropicTextAnswer(text);
+      expect(parseJudgeResponse(provider, 200, body)).toEqual({
+        ok: true,
+        value: { ok: false, reason: "writes /etc" },
+      });
+      // A no said in capitals has no object inside that says it: the reason beside it.
+      const capitals = '{"OK": false, "reason": "writes /etc"}';
+      const said = provider === "openai" ? openaiAnswer(capitals) : anthropicTextAnswer(capitals);
+      expect(parseJudgeResponse(provider, 200, said)).toEqual({
+        ok: true,
+        value: { ok: false, reason: "writes /etc" },
+      });
+    },
+  );
+
   it("reads unreadable text that says ok false, with no object to take a reason from, as a no", () => {
     expect(parseJudgeResponse("openai", 200, openaiAnswer('"ok": false, because it writes /etc'))).toEqual({
       ok: true,
