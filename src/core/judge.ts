@@ -354,10 +354,13 @@ export function parseJudgeResponse(
       "JUDGE_MALFORMED",
       `${provider} answered HTTP ${status} with a body that is not JSON${notJsonHint(body)}`,
     );
-  // An error in a 2xx, without the answer's envelope: gateways and proxies in front of a model
-  // (OpenRouter, LiteLLM) report an upstream's failure so. Its message says what to fix.
-  const envelope = provider === "anthropic" ? "content" : "choices";
-  if (detail !== undefined && !(isRecord(parsed.value) && envelope in parsed.value)) {
+  // An error in a 2xx, without an answer in the envelope: gateways and proxies in front of a model
+  // (OpenRouter, LiteLLM) report an upstream's failure so, some beside the envelope's key holding
+  // nothing (`"choices": null`, `[]`). Its message says what to fix.
+  const envelope = isRecord(parsed.value)
+    ? parsed.value[provider === "anthropic" ? "content" : "choices"]
+    : undefined;
+  if (detail !== undefined && !(Array.isArray(envelope) && envelope.length > 0)) {
     return fail(
       "JUDGE_HTTP_ERROR",
       `${provider} answered HTTP ${status} with an error: ${providerText(detail, secrets)}`,

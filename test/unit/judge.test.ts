@@ -513,6 +513,26 @@ describe("parseJudgeResponse", () => {
       '[{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}]',
       "openai answered HTTP 200 with an error: Resource has been exhausted (e.g. check quota).",
     ],
+    // The envelope's key beside the error, holding no answer: gateways that write every field of
+    // a completion (`choices: null`) or an empty list of choices.
+    [
+      "openai",
+      200,
+      '{"id":null,"choices":null,"error":{"message":"Provider returned error","code":429}}',
+      "openai answered HTTP 200 with an error: Provider returned error",
+    ],
+    [
+      "openai",
+      200,
+      '{"choices":[],"error":{"message":"upstream connect error","type":"server_error"}}',
+      "openai answered HTTP 200 with an error: upstream connect error",
+    ],
+    [
+      "anthropic",
+      200,
+      '{"content":[],"error":{"type":"overloaded_error","message":"Overloaded"}}',
+      "anthropic answered HTTP 200 with an error: Overloaded",
+    ],
     [
       "openai",
       400,
