@@ -9,6 +9,7 @@
  * All three are per process (per isolate on Workers): state is not shared between instances.
  */
 import type { RuleEffect } from "../core/decision.js";
+import { ClientLeft } from "../core/egress/refusal.js";
 import {
   clientHeaderError,
   errorMessage,
@@ -406,8 +407,10 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const progress: CallProgress = {};
         const timedOut = new Promise<Attempt>((resolve) => {
           const timeout = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
-          const expire = (message: string, code = timeout): Attempt => {
-            controller.abort();
+          // `why` is what the call's signal aborts with: ClientLeft, so that the egress does not
+          // report a call nobody waits for as a refusal.
+          const expire = (message: string, code = timeout, why?: ClientLeft): Attempt => {
+            controller.abort(why);
             const { waiting: _, atModel: __, left: ___, ...spent } = progress;
             const answer = withAudit(onError(rule, input, { code, message }), spent);
             resolve(answer);
@@ -434,7 +437,8 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
           // Its client gone, all but a prompt call at its model is given up (CLIENT_LEFT).
           leave = () => {
             progress.left = true;
-            if (!progress.atModel) expire(`given up: ${CLIENT_LEFT}`, "CLIENT_LEFT");
+            if (!progress.atModel)
+              expire(`given up: ${CLIENT_LEFT}`, "CLIENT_LEFT", new ClientLeft(CLIENT_LEFT));
           };
           leaving?.add(leave);
         });

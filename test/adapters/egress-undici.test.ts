@@ -13,6 +13,7 @@ import {
 } from "../../src/adapters/egress/undici.js";
 import { nodeSha256 } from "../../src/adapters/hash/node-crypto.js";
 import { compileEgressPolicy, type EgressPolicy } from "../../src/core/egress/policy.js";
+import { ClientLeft } from "../../src/core/egress/refusal.js";
 import { loadPolicy } from "../../src/core/policy.js";
 import type { PolicyDocument } from "../../src/core/policy-schema.js";
 import { type LoopbackServer, loopbackServer, refusingPort } from "../support/loopback.js";
@@ -627,6 +628,33 @@ describe("responses", () => {
     }
   });
 
+  it("says a call its caller gave up because its client left was that (clientLeft), so it is no refusal to report", async () => {
+    // An agent that cancels a tool call while the forward's answer is arriving: report.ts neither
+    // warns of it nor counts it, as it would an EGRESS_TIMEOUT of the target.
+    const refusals: unknown[] = [];
+    const compiled = compileEgressPolicy(LOOPBACK_ONLY);
+    const module = createUndiciEgress({
+      policy: () => compiled.policy,
+      onRefusal: (refusal) => refusals.push(refusal),
+    });
+    opened.push(module);
+    const caller = new AbortController();
+    trickling = () => caller.abort(new ClientLeft("the client closed its connection before the answer"));
+    try {
+      const res = await post(module, `${a.url}/trickle`, { timeoutMs: 60_000, signal: caller.signal });
+      const given = {
+        code: "EGRESS_TIMEOUT",
+        stage: "response",
+        reason: `${a.url}/… was given up before it answered`,
+        clientLeft: true,
+      };
+      expect(!res.ok && res.error).toEqual(given);
+      expect(refusals).toEqual([given]);
+    } finally {
+      trickling = () => {};
+    }
+  });
+
   describe("gives up while the name is still being resolved, as undici does not (nodejs/undici#386)", () => {
     // A look-up that never answers until the test ends; the connect timeout far off, so only the
     // egress's own time limit or its caller's signal can end the call.
@@ -673,6 +701,23 @@ describe("responses", () => {
       try {
         const res = await post(module, "http://stalled.example/hook", { signal: caller.signal });
         expect(!res.ok && res.error).toMatchObject({ code: "EGRESS_DNS_FAILED", stage: "dns" });
+        expect(!res.ok && res.error).not.toHaveProperty("clientLeft");
+      } finally {
+        release();
+      }
+    });
+
+    it("at its caller's abort because its client left: said so (clientLeft)", async () => {
+      const caller = new AbortController();
+      const { module, release } = stalledEgress(() => caller.abort(new ClientLeft("gone")));
+      try {
+        const res = await post(module, "http://stalled.example/hook", { signal: caller.signal });
+        expect(!res.ok && res.error).toEqual({
+          code: "EGRESS_DNS_FAILED",
+          stage: "dns",
+          reason: "stalled.example was not resolved yet when the call was given up",
+          clientLeft: true,
+        });
       } finally {
         release();
       }

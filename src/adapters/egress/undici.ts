@@ -28,6 +28,7 @@ import {
   cutShortReason,
   EgressError,
   type EgressRefusal,
+  leftBy,
   redirectRefusal,
   tooLargeRefusal,
   undecodedBody,
@@ -168,14 +169,14 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           () => {},
         );
         const host = verdict.url.hostname;
-        /** Marks a refusal that its own time limit made (EgressRefusal.timedOut). */
-        const ranOut = timedOut ? ({ timedOut: true } as const) : {};
+        /** Marks a refusal that its own time limit made (timedOut), or its caller as its client left. */
+        const ranOut = timedOut ? ({ timedOut: true } as const) : leftBy(req.signal);
         // Whether it was sent is known per request (undici hands it to a connection, or not yet).
         // What it waited for is not: a look-up of its name under way says DNS, else the connect.
         const refusal: EgressRefusal = handedOver.has(signal)
           ? timedOut
             ? describeFailure(undefined, verdict.url, true, timeoutMs, true, connectTimeoutMs)
-            : givenUpAfterSending(verdict.url)
+            : givenUpAfterSending(verdict.url, req.signal)
           : (resolving.get(host) ?? 0) > 0
             ? {
                 // Nothing was sent: the name had no answer yet (a call refused at "dns" is not
@@ -242,7 +243,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       // Given up by its caller while its answer was arriving (a model that trickles its body past
       // the judge call's deadline): said as before its headers, not as a failed connection.
       if (!timedOut && req.signal?.aborted === true && handedOver.has(signal))
-        return refuse(givenUpAfterSending(verdict.url), req.url);
+        return refuse(givenUpAfterSending(verdict.url, req.signal), req.url);
       return refuse(
         describeFailure(e, verdict.url, timedOut, timeoutMs, handedOver.has(signal), connectTimeoutMs),
         req.url,
@@ -407,12 +408,16 @@ function dnsFailure(host: string, e: unknown): EgressRefusal {
   };
 }
 
-/** A request sent, then given up by its caller's own signal (a deadline it keeps, a gateway stopping). */
-function givenUpAfterSending(url: URL): EgressRefusal {
+/**
+ * A request sent, then given up by its caller's own signal (a deadline it keeps, a gateway
+ * stopping, its hook's client gone).
+ */
+function givenUpAfterSending(url: URL, signal: AbortSignal | undefined): EgressRefusal {
   return {
     code: "EGRESS_TIMEOUT",
     stage: "response",
     reason: `${describeTarget(url)} was given up before it answered`,
+    ...leftBy(signal),
   };
 }
 

@@ -43,6 +43,29 @@ export interface EgressRefusal {
    * its caller giving it up. A caller that gave it what was left of a longer wait knows it is over.
    */
   readonly timedOut?: true;
+  /**
+   * Its caller gave it up because the hook it was for has no client left to answer (its signal
+   * aborted with ClientLeft): the target did nothing wrong, so it is no refusal to warn of or
+   * count (report.ts).
+   */
+  readonly clientLeft?: true;
+}
+
+/**
+ * The reason a caller aborts a request's signal with when the hook it is for has no client left
+ * to read the answer (an agent that cancelled a tool call, a user's Esc: remote-actions.ts
+ * CLIENT_LEFT). An abort still, by name, to whatever else listens on that signal.
+ */
+export class ClientLeft extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AbortError";
+  }
+}
+
+/** What a refusal made by its caller giving it up carries when the caller's client left. */
+export function leftBy(signal: AbortSignal | undefined): { readonly clientLeft?: true } {
+  return signal?.reason instanceof ClientLeft ? { clientLeft: true } : {};
 }
 
 export class EgressError extends Error {

@@ -1,6 +1,7 @@
 /**
  * What a composition root does with each egress refusal: one warning line and one count. The
- * target is shown as its origin and `/…` (a webhook's path is its secret), the reason masked.
+ * target is shown as its origin and `/…` (a webhook's path is its secret), the reason masked. A
+ * call given up because its client left (`clientLeft`) is no refusal: a debug line, no count.
  */
 import { maskString } from "../mask.js";
 import type { Logger, Metrics } from "../ports.js";
@@ -12,6 +13,16 @@ export function reportRefusals(
   metrics: Metrics | undefined,
 ): (refusal: EgressRefusal, url: string) => void {
   return (refusal, url) => {
+    // Given up because its hook's client left (a cancelled tool call, an Esc): nothing is wrong
+    // with the target, and an alert on refusals or timeouts must not fire on every one.
+    if (refusal.clientLeft) {
+      logger.log("debug", "egress call given up: its client left", {
+        code: refusal.code,
+        stage: refusal.stage,
+        url: describeRawTarget(url),
+      });
+      return;
+    }
     logger.log("warn", "egress refused", {
       code: refusal.code,
       stage: refusal.stage,
