@@ -24,6 +24,13 @@ export default defineProject({
           HOOKGATE_POLICY: JSON.stringify(FANOUT_POLICY),
           WHSEC: WEBHOOK_SECRET,
           JUDGE_KEY: "sk-workerd",
+          // [vars] values that are no string, which wrangler binds as JSON (binding-kinds.test.ts).
+          VARS_NUMBER: 12345,
+          VARS_TABLE: { key: "sk-workerd" },
+          VARS_FLAG: true,
+        },
+        secretsStoreSecrets: {
+          STORE_KEY: { store_id: "hookgate-test", secret_name: "judge-key" },
         },
         // Flush batches at once (wrangler.toml waits up to 2 s), and send a batch whose handler
         // threw back at once (wrangler.toml's retry_delay waits 300 s); the rest as wrangler.toml.

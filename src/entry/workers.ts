@@ -102,10 +102,52 @@ let bindings: WorkerEnv = {};
 let cached: { readonly text: string | undefined; readonly state: IsolateState } | undefined;
 
 const clock = { now: () => Date.now(), monotonic: () => performance.now() };
+/**
+ * A policy's `env:NAME` as the binding's text. A binding that is set but no text reads as unset,
+ * said once per isolate and value: reported as "not set" alone, it sent the operator looking for
+ * a variable that is there.
+ */
 const envReader = (name: string) => {
   const value = bindings[name];
-  return typeof value === "string" ? value : undefined;
+  if (typeof value === "string") return value;
+  const wrong = notText(name);
+  if (wrong && toldNotText.get(name) !== value) {
+    toldNotText.set(name, value);
+    logger.log("error", `${name} is bound as ${wrong.what}, which is no text: read as not set`, {
+      fix: wrong.fix,
+    });
+  }
+  return undefined;
 };
+
+/** The value of a binding that is no text last told, per name. */
+const toldNotText = new Map<string, unknown>();
+
+/**
+ * What the binding `name` is when it is set but no text, and how to make it text; undefined for
+ * text or none. wrangler binds a [vars] value that is no string as JSON (`KEY = 1`, a table). A
+ * Secrets Store secret is read with an async get(), and a policy's env: values are read as it
+ * loads, synchronously; in workerd it looks like any other binding, so it is named among them.
+ */
+function notText(name: string): { what: string; fix: string } | undefined {
+  const value: unknown = bindings[name];
+  if (value === undefined || typeof value === "string") return undefined;
+  const put = `\`wrangler secret put ${name}\``;
+  if (
+    typeof value !== "object" ||
+    value === null ||
+    Array.isArray(value) ||
+    Object.getPrototypeOf(value) === Object.prototype
+  ) {
+    const json =
+      typeof value !== "object" ? `a ${typeof value}` : Array.isArray(value) ? "an array" : "a table";
+    return { what: `${json} from [vars]`, fix: `quote it in [vars] (${name} = "…"), or set it with ${put}` };
+  }
+  return {
+    what: "a binding of another kind (a Secrets Store secret, a KV namespace, a service?)",
+    fix: `a Worker reads env: values as text only, as it loads the policy, so not from a Secrets Store secret: set ${name} with ${put} or as a [vars] text, and remove or rename the binding of that name`,
+  };
+}
 const newId = () => crypto.randomUUID();
 
 /** The HOOKGATE_LOG_LEVEL that is no level last said so: said once per isolate and value. */
@@ -270,8 +312,17 @@ async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { pro
       return {
         problem: `HOOKGATE_POLICY is invalid: ${describeProblems(loaded.error)}`,
       };
-    for (const w of loaded.value.warnings)
-      logger.log("warn", "policy warning", { path: w.path, problem: w.message });
+    for (const w of loaded.value.warnings) {
+      // "NAME is not set" where NAME is bound, but as no text: said as what it is.
+      const wrong = w.unsetVariable === undefined ? undefined : notText(w.unsetVariable);
+      const problem = wrong
+        ? w.message.replace(
+            `${w.unsetVariable} is not set`,
+            `${w.unsetVariable} is bound as ${wrong.what}, which is no text`,
+          )
+        : w.message;
+      logger.log("warn", "policy warning", { path: w.path, problem, ...(wrong && { fix: wrong.fix }) });
+    }
     const maxBodyBytes = loaded.value.policy.defaults.maxBodyBytes;
     if (maxBodyBytes > WORKERS_MAX_BODY_BYTES)
       logger.log("warn", "policy warning", {

@@ -69,3 +69,92 @@ describe("a binding of another kind", () => {
     expect(said(await notifyWith({ HOOKGATE_METRICS: dataset }))).toEqual([]);
   });
 });
+
+describe("an env: reference read from a binding that is no text", () => {
+  /**
+   * The warnings and errors of a policy whose models read these variables (and `more`), loaded
+   * anew. The bindings are the Worker's own (vitest.workers.config.ts, wrangler.toml): one given
+   * to this invocation alone could be swapped for the queue consumer's while the policy loads.
+   */
+  async function loadWith(names: readonly string[], more: Record<string, unknown> = {}) {
+    const policy = {
+      version: 1,
+      models: Object.fromEntries(
+        names.map((name) => [
+          name.toLowerCase(),
+          { provider: "anthropic", model: "m", apiKey: `env:${name}` },
+        ]),
+      ),
+      // Its own text each time: the Worker loads a policy once per isolate and text.
+      rules: [{ id: `r-${crypto.randomUUID()}`, on: "PreToolUse", decide: "allow" }],
+      ...more,
+    };
+    const lines = await notifyWith({ HOOKGATE_POLICY: JSON.stringify(policy) });
+    return lines.filter((l) => l.level === "warn" || l.level === "error");
+  }
+
+  it.each([
+    ["VARS_NUMBER", "a number from [vars]"],
+    ["VARS_TABLE", "a table from [vars]"],
+    ["STORE_KEY", "a binding of another kind (a Secrets Store secret, a KV namespace, a service?)"],
+  ])("%s is said to be bound as %s, not that it is not set", async (name, kind) => {
+    const lines = await loadWith([name]);
+    expect(JSON.stringify(lines)).not.toContain(`${name} is not set`);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: "policy warning",
+        problem: expect.stringContaining(
+          `${name} is bound as ${kind}, which is no text, so every call to model`,
+        ),
+      }),
+    );
+  });
+
+  it("is told apart from text, read as ever, and from no binding, still not set", async () => {
+    const lines = await loadWith(["JUDGE_KEY", "NOWHERE_KEY"]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        msg: "policy warning",
+        problem:
+          'NOWHERE_KEY is not set, so every call to model "nowhere_key" fails and its rules answer with onError',
+      }),
+    ]);
+  });
+
+  it("as a KV namespace under its name is said so", async () => {
+    // wrangler.toml's KV namespace, as a policy that reads the name would find it.
+    const lines = await loadWith(["HOOKGATE_SESSIONS"]);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        problem: expect.stringContaining("HOOKGATE_SESSIONS is bound as a binding of another kind"),
+        fix: expect.stringContaining(
+          "set HOOKGATE_SESSIONS with `wrangler secret put HOOKGATE_SESSIONS` or as a [vars] text",
+        ),
+      }),
+    );
+  });
+
+  it("in a forward header is said too, though its header goes out empty without a warning", async () => {
+    const forward = {
+      id: `f-${crypto.randomUUID()}`,
+      on: "PreToolUse",
+      matcher: "mcp__.*",
+      forward: {
+        url: "https://policy.hookgate.test/hook",
+        headers: { Authorization: "Bearer $VARS_FLAG" },
+        allowedEnvVars: ["VARS_FLAG"],
+      },
+    };
+    const lines = await loadWith([], {
+      egress: { httpHookAllowedEnvVars: ["VARS_FLAG"] },
+      rules: [forward],
+    });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        level: "error",
+        msg: "VARS_FLAG is bound as a boolean from [vars], which is no text: read as not set",
+        fix: 'quote it in [vars] (VARS_FLAG = "…"), or set it with `wrangler secret put VARS_FLAG`',
+      }),
+    );
+  });
+});
