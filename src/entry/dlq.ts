@@ -204,12 +204,26 @@ function listLimit(text: string | undefined): number {
 async function openQueue(values: Record<string, unknown>): Promise<Queue<DeliveryJob>> {
   const queueUrl = values["sqs-queue-url"] as string | undefined;
   const dlqUrl = values["sqs-dlq-url"] as string | undefined;
-  if (queueUrl || dlqUrl) {
+  const endpoint = values["sqs-endpoint"] as string | undefined;
+  // Any --sqs-* option given, even empty (an unset variable: `--sqs-queue-url "$QUEUE_URL"`),
+  // asks for SQS: read as none, the command went to the SQLite queue of --data-dir (.hookgate),
+  // where `dlq drop --all` deleted dead letters that were not the ones meant.
+  if (queueUrl !== undefined || dlqUrl !== undefined || endpoint !== undefined) {
+    const empty = Object.entries({
+      "--sqs-queue-url": queueUrl,
+      "--sqs-dlq-url": dlqUrl,
+      "--sqs-endpoint": endpoint,
+    })
+      .filter(([, value]) => value?.trim() === "")
+      .map(([option]) => option);
+    if (empty.length > 0)
+      throw new UsageError(
+        `${empty.join(" and ")} ${empty.length > 1 ? "are" : "is"} empty (an unset variable?): give each its URL, or leave the --sqs-* options out for the SQLite queue of --data-dir`,
+      );
     if (!queueUrl || !dlqUrl) throw new UsageError("SQS needs both --sqs-queue-url and --sqs-dlq-url");
     const { createSqsQueue, createSqsClientForLocal, createSqsClientForShell, queueUrlRegion } = await import(
       "../adapters/queue/sqs.js"
     );
-    const endpoint = values["sqs-endpoint"] as string | undefined;
     // SQS moves dead letters only to a DLQ in the queue's own region, and one client signs for one.
     const [queueRegion, dlqRegion] = [queueUrlRegion(queueUrl), queueUrlRegion(dlqUrl)];
     if (!endpoint && queueRegion && dlqRegion && queueRegion !== dlqRegion)

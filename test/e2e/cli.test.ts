@@ -4,6 +4,8 @@ import { createHash } from "node:crypto";
 import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
 import { main } from "../../src/entry/cli.js";
 import { BIN, type CliResult, ROOT, runCli } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
@@ -780,6 +782,38 @@ describe("hookgate simulate", () => {
     expect(result.stderr).toMatch(
       /^error: \$\.rules\[0\]\.decide: must be one of[^\n]*\n.*simulate-bad\.json: invalid \(1 problem\)\n$/,
     );
+  });
+});
+
+describe("hookgate dlq's command line", () => {
+  /** A data dir whose SQLite queue holds one dead letter, as serve leaves it. */
+  async function dataDirWithDeadLetter(): Promise<string> {
+    const dataDir = tempDir("dlq");
+    const queue = createSqliteQueue<DeliveryJob>({ path: join(dataDir, "queue.sqlite") });
+    const job = { id: "job-1", sink: "chat", notification: { eventName: "Stop" } } as unknown as DeliveryJob;
+    await queue.send([{ id: job.id, body: job }]);
+    for (const message of await queue.receive(1, 30_000)) await queue.deadLetter(message, "HTTP 500");
+    await queue.close();
+    return dataDir;
+  }
+
+  it("takes an --sqs-* option given empty (an unset variable) for a mistake, not for the SQLite queue", async () => {
+    const dataDir = await dataDirWithDeadLetter();
+    for (const [sqs, problem] of [
+      [["--sqs-queue-url", "", "--sqs-dlq-url", ""], "--sqs-queue-url and --sqs-dlq-url are empty"],
+      [
+        ["--sqs-queue-url", "https://sqs.us-east-1.amazonaws.com/1/q", "--sqs-dlq-url", " "],
+        "--sqs-dlq-url is empty",
+      ],
+      [["--sqs-endpoint", "http://127.0.0.1:4566"], "SQS needs both --sqs-queue-url and --sqs-dlq-url"],
+    ] as const) {
+      // Read as none, these dropped the dead letters of the SQLite queue, not the SQS ones meant.
+      const result = await runMain(["dlq", "drop", "--all", ...sqs, "--data-dir", dataDir]);
+      expect([result.code, result.stdout], sqs.join(" ")).toEqual([2, ""]);
+      expect(result.stderr.split("\n")[0]).toContain(`hookgate: ${problem}`);
+    }
+    const listed = await runMain(["dlq", "list", "--json", "--data-dir", dataDir]);
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id)).toEqual(["job-1"]);
   });
 });
 
