@@ -49,7 +49,18 @@ export async function dlqCommand(
     },
   });
   const limit = listLimit(values.limit);
-  if (sub !== "list") {
+  // The three share one option table: an option of another subcommand is refused, not ignored
+  // (`dlq list --id ID` listed every dead letter; `dlq replay --all --json | jq` read a text line).
+  if (sub === "list") {
+    if (values.id !== undefined || values.all)
+      throw new UsageError(
+        `dlq list takes no ${values.all ? "--all" : "--id"}: it lists every dead letter, up to --limit`,
+      );
+  } else {
+    if (values.json)
+      throw new UsageError(
+        `dlq ${sub} takes no --json: it prints one line, "${sub === "replay" ? "replayed" : "dropped"} N jobs"`,
+      );
     if (values.limit !== undefined) throw new UsageError(`dlq ${sub} takes no --limit`);
     if (!values.all && !values.id) throw new UsageError(`dlq ${sub} needs --id ID (repeatable) or --all`);
     if (values.all && values.id) throw new UsageError(`dlq ${sub} takes --id or --all, not both`);

@@ -815,6 +815,26 @@ describe("hookgate dlq's command line", () => {
     const listed = await runMain(["dlq", "list", "--json", "--data-dir", dataDir]);
     expect((JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id)).toEqual(["job-1"]);
   });
+
+  it("refuses an option of another subcommand, as it refuses --limit on drop", async () => {
+    const dataDir = await dataDirWithDeadLetter();
+    for (const [args, problem] of [
+      [["list", "--id", "job-2"], "dlq list takes no --id: it lists every dead letter, up to --limit"],
+      [["list", "--all"], "dlq list takes no --all: it lists every dead letter, up to --limit"],
+      [["replay", "--all", "--json"], 'dlq replay takes no --json: it prints one line, "replayed N jobs"'],
+      [["drop", "--id", "job-1", "--json"], 'dlq drop takes no --json: it prints one line, "dropped N jobs"'],
+    ] as const) {
+      // Ignored, `list --id` listed every dead letter, and `replay --all --json | jq` read no JSON.
+      const result = await runMain(["dlq", ...args, "--data-dir", dataDir]);
+      expect([result.code, result.stdout, result.stderr.split("\n")[0]], args.join(" ")).toEqual([
+        2,
+        "",
+        `hookgate: ${problem}`,
+      ]);
+    }
+    const listed = await runMain(["dlq", "list", "--json", "--data-dir", dataDir]);
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id)).toEqual(["job-1"]);
+  });
 });
 
 describe("hookgate schema and token hash", () => {
