@@ -41,8 +41,14 @@ export async function egressCheckCommand(args: readonly string[], io: Io): Promi
   const [url] = positionals;
   if (!url || positionals.length > 1) throw new UsageError("egress-check takes one URL");
 
+  // An empty --policy (an unset variable: `--policy "$POLICY"`) read as none judged the URL with
+  // no allowlist, so a CI gate passed a URL the policy denies.
+  if (values.policy?.trim() === "")
+    throw new UsageError(
+      "--policy is empty (an unset variable?): give the policy file, or leave --policy out",
+    );
   let egress: PolicyDocument["egress"] = values.allow ? { allowedHttpHookUrls: [] } : undefined;
-  if (values.policy) {
+  if (values.policy !== undefined) {
     // Loaded as `serve` and `check` load it: a policy the gateway refuses (a repeated rule id,
     // a repeated key) must not pass here, its egress judged as if it would run.
     // Exit 2, not 1, which means "denied" and a CI gate must not confuse with it; and no usage,

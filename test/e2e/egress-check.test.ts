@@ -329,4 +329,13 @@ describe("hookgate egress-check", () => {
     expect((await check("https://x.example/", "--resolve", "x.example")).code).toBe(2);
     expect((await check("https://x.example/", "--resolve", "x.example:not-an-ip")).code).toBe(2);
   });
+
+  it("is a usage error for an empty --policy (an unset variable), never a check without the policy", async () => {
+    // Read as no policy, the URL was judged with no allowlist: allow, exit 0, where the policy denies.
+    const result = await check("https://93.184.215.14/hook", "--policy", "");
+    expect([result.code, result.line]).toEqual([2, undefined]);
+    expect(result.stderr.split("\n")[0]).toBe(
+      "hookgate: --policy is empty (an unset variable?): give the policy file, or leave --policy out",
+    );
+  });
 });
