@@ -267,6 +267,10 @@ export async function initCommand(
     const named = unknown.map((e) => `${e}${didYouMean(e, known)}`);
     throw new UsageError(`${client} has no event ${named.join(", ")}; its events are ${known.join(", ")}`);
   }
+  // An empty --write (an unset variable: `--write "$SETTINGS"`) read as none printed the
+  // configuration and exited 0, so a set-up script went on with no hooks written.
+  if (values.write?.trim() === "")
+    throw new UsageError("--write is empty (an unset variable?): give the settings file to merge into");
   if (values.managed && client !== "claude-code") {
     throw new UsageError("--managed is Claude Code's managed settings; other clients have none");
   }
@@ -278,7 +282,7 @@ export async function initCommand(
     failClosed: values["fail-closed"] ?? false,
     managed: values.managed ?? false,
   });
-  if (values.write) {
+  if (values.write !== undefined) {
     if (client === "deepcode") await refuseStrippedLayer(values.write);
     const written = await writeMerged(values.write, output.config, values.url, client as InitClient);
     io.err(`hookgate init: ${written.merged ? "merged into" : "wrote"} ${values.write}\n`);

@@ -1157,6 +1157,16 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(result.stderr).toContain(`--write ${tmp} is a directory: name the settings file in it`);
   });
 
+  it("refuses an empty --write (an unset variable) rather than printing the settings and exiting 0", async () => {
+    // Read as no --write, a set-up script's `--write "$SETTINGS"` went on with no hooks written.
+    const result = await writeClaudeCode("");
+    expect([result.code, result.stdout, result.stderr.split("\n")[0]]).toEqual([
+      2,
+      "",
+      "hookgate: --write is empty (an unset variable?): give the settings file to merge into",
+    ]);
+  });
+
   it("keeps a user's command that names the URL, the file's mode, and a symlink to it", async () => {
     const real = join(tmp, "dotfiles", "settings.json");
     mkdirSync(join(tmp, "dotfiles"), { recursive: true });
