@@ -802,8 +802,9 @@ function stepUnquoted(s: ScanState, c: string, patternMode: boolean): void {
   } else if (c === "$" && s.text.charAt(s.i + 1) === '"' && !patternMode) {
     // `$"…"`: bash looks the string up in the locale's message catalog (TEXTDOMAIN and
     // TEXTDOMAINDIR, which the command may set) and, in bash 5.2, expands the translation again,
-    // so a catalog's `$(…)` runs wherever the string stands. What runs is not known here.
-    s.unsure = true;
+    // so a catalog's `$(…)` runs wherever the string stands. What runs is not known here: no
+    // allow rule approves it (opaque), as none approves the `$(…)` the catalog may hold.
+    s.unsure = s.opaque = true;
     emit(s, "$");
   } else if ((c === "@" || c === "!" || c === "+") && s.text.charAt(s.i + 1) === "(" && !patternMode) {
     emit(s, EXTGLOB_MARK + c, 1);

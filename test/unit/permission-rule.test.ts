@@ -189,6 +189,20 @@ describe("Bash rules", () => {
     },
   );
 
+  it.each([
+    ['echo $"hello"', "Bash(echo *)"],
+    ['printf $"Usage: %s FILE\\n" "$0"', "Bash(printf *)"],
+  ])(
+    'never lets an allow rule approve %j: bash looks $"…" up in a catalog and expands what it finds',
+    (command, allow) => {
+      // With TEXTDOMAIN and TEXTDOMAINDIR pointing at a catalog that translates "hello" into
+      // "$(rm -rf /)", bash 5.2 runs it: what runs is not known, so every deny rule matches.
+      expect(both("Bash(rm -rf /*)", bash(command))).toEqual({ any: true, all: false });
+      expect(matchesPermissionRule(rule(allow), bash(command), "all")).toBe(false);
+      expect(allowListMatches([rule(allow)], bash(command))).toBe(false);
+    },
+  );
+
   it("lets a deny rule see past redirections and absolute command paths; an allow rule past harmless redirections only", () => {
     expect(both("Bash(rm -rf /)", bash("rm -rf / 2>/dev/null"))).toEqual({ any: true, all: true });
     expect(both("Bash(rm -rf /)", bash("rm -rf / > out.txt"))).toEqual({ any: true, all: false });
