@@ -522,8 +522,10 @@ function splitInto(text: string, depth: number, suffix: readonly string[], out: 
   // runs its text after earlier lines may have defined aliases: `testStep`).
   const scanned = scan(text, false, depth === 0);
   if (scanned.opaque) out.opaque = true;
-  // An unclosed quote: where the words end is a guess, and a command may hide behind it.
-  if (scanned.unclosed) out.unreadable = true;
+  // An unclosed quote, or a construct whose end bash may find elsewhere (a `#` in a test's
+  // pattern): where the words end is a guess, and a command may hide behind it, from allow rules
+  // as from deny rules (`[[ x =~ (#) ]]; rm -rf /` runs rm, read here as one test).
+  if (scanned.unclosed) markUnreadable(out);
   const entries = tokenize(scanned.text);
   if (entries === undefined) {
     markUnreadable(out);

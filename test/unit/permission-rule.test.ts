@@ -1379,6 +1379,20 @@ describe("zsh's own ways to run a command", () => {
   });
 });
 
+// A construct whose end bash may find elsewhere than hookgate does makes the command unreadable:
+// every deny rule matches it, and no allow rule approves it, since a command may hide behind it.
+describe("a command whose words' end is a guess", () => {
+  it.each([["[[ x =~ (#) ]]; rm -rf /"], ["[[ x =~ (x| #) ]]; rm -rf /"], ["[[ x == @(;|#) ]]; rm -rf /"]])(
+    "lets no allow approve %j, whose test hookgate cannot tell the end of",
+    (command) => {
+      // bash runs the rm; read here, the `#` starts a comment and the test is the only command.
+      expect(isUnreadableCommand(command)).toBe(true);
+      expect(both("Bash(rm -rf *)", bash(command)).any).toBe(true);
+      expect(allowListMatches([rule("Bash([[ *)")], bash(command))).toBe(false);
+    },
+  );
+});
+
 // bash 5.3 (July 2025) runs `${ cmd; }` and `${| cmd; }` as command substitutions in the current
 // shell; each got past a deny rule on rm, read as a parameter expansion's operand.
 describe("bash 5.3's command substitution in the current shell", () => {
