@@ -40,6 +40,9 @@ export function compileMatcher(text: string | undefined): Result<Matcher, string
 
 const EXACT_NAME = /^[A-Za-z0-9_]+$/;
 
+/** A Windows client's absolute path: a drive (`C:\`, `C:/`) or a UNC share (`\\server\share`). */
+const WINDOWS_PATH = /^(?:[A-Za-z]:[\\/]|\\\\)/;
+
 function someMatches(parts: readonly ((value: string) => boolean)[], value: string): boolean {
   for (const part of parts) if (part(value)) return true;
   return false;
@@ -96,7 +99,13 @@ export function matcherValue(event: HookEvent): string | undefined {
   if (field === undefined) return undefined;
   if (field === "file_basename") {
     const path = event.payload.file_path;
-    return typeof path === "string" ? path.slice(path.lastIndexOf("/") + 1) : undefined;
+    if (typeof path !== "string") return undefined;
+    // Claude Code on Windows sends a drive or UNC path (`C:\app\Makefile`) and takes the name
+    // after its last `\` or `/`; elsewhere a backslash is a character of the name.
+    const cut = WINDOWS_PATH.test(path)
+      ? Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"))
+      : path.lastIndexOf("/");
+    return path.slice(cut + 1);
   }
   const value = event.payload[field];
   return typeof value === "string" ? value : undefined;

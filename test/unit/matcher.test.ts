@@ -105,6 +105,12 @@ describe("matcherValue", () => {
     ["UserPromptExpansion", { command_name: "review" }, "review"],
     ["InstructionsLoaded", { load_reason: "session_start" }, "session_start"],
     ["FileChanged", { file_path: "/p/src/app.ts" }, "app.ts"],
+    // Claude Code on Windows sends its own paths, and matches the name after the last `\`.
+    ["FileChanged", { file_path: "C:\\Users\\dev\\app\\Makefile" }, "Makefile"],
+    ["FileChanged", { file_path: "c:/Users/dev/app/.env" }, ".env"],
+    ["FileChanged", { file_path: "\\\\server\\share\\app\\.envrc" }, ".envrc"],
+    // On Linux and macOS a backslash is a character of the name.
+    ["FileChanged", { file_path: "/p/odd\\name" }, "odd\\name"],
     ["Stop", { reason: "x" }, undefined],
     ["UserPromptSubmit", { prompt: "hi" }, undefined],
     ["PreToolUse", { tool_name: 7 }, undefined],
