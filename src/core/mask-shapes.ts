@@ -479,10 +479,12 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // A key ending in a secret's name before a quoted literal: JSON's, a header's name with a dash
   // too (`{"X-Api-Key": "…"}` in a requests call), a Python dict's in single quotes (`{'password':
   // '…'}`), and a JS object literal's bare name (`{ apiKey: "…" }`), whose value must be one word
-  // with a digit or a symbol (`password: "Password"` is a label, `token: "Token"` a type).
+  // with a digit or a symbol (`password: "Password"` is a label, `token: "Token"` a type). Its
+  // quotes may be escaped, as JSON's are in a double-quoted shell string or a string literal
+  // (`curl -d "{\"password\": \"…\"}"`): the value then ends at the first escaped quote.
   [
     new RegExp(
-      `((?:(["'])[A-Za-z0-9_-]{0,64}(?:${NAMED_DASHED})(?:[_-]?(?:KEY|VALUE))?\\2|(?<![\\w$.-])[A-Za-z0-9_$]{0,64}(?:${NAMED})(?=:[ \\t]{0,8}(["'])(?=[^\\s"'\\\\]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'\\\\]{1,4096}\\3))[ \\t]{0,8}:[ \\t]{0,8})(["'])(?!\\$\\{)(?:(?!\\4)[^\\\\\\n]|\\\\.){1,4096}\\4`,
+      `((?:(\\\\?["'])[A-Za-z0-9_-]{0,64}(?:${NAMED_DASHED})(?:[_-]?(?:KEY|VALUE))?\\2|(?<![\\w$.-])[A-Za-z0-9_$]{0,64}(?:${NAMED})(?=:[ \\t]{0,8}(["'])(?=[^\\s"'\\\\]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'\\\\]{1,4096}\\3))[ \\t]{0,8}:[ \\t]{0,8})(\\\\?["'])(?!\\$\\{)(?:(?!\\4)[^\\\\\\n]|(?!\\4)\\\\.){1,4096}\\4`,
       "gi",
     ),
     `$1$4${MASK}$4`,
@@ -490,10 +492,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   // An Authorization header's value as a quoted literal (`{"Authorization": "…"}` in JSON or a
   // Python dict), one word with a digit or a symbol, after a scheme word or none (not `"Bearer " +
-  // token`, whose token is code, nor `"required"`).
+  // token`, whose token is code, nor `"required"`); its quotes escaped too, as the shape before reads them.
   [
     new RegExp(
-      `((["'])(?:Proxy-)?Authorization\\2[ \\t]{0,8}:[ \\t]{0,8}(["'])(?!\\$\\{)${AUTH_SCHEME})(?=[^\\s"'\\\\]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'\\\\]{8,4096}(?=\\3)`,
+      `((\\\\?["'])(?:Proxy-)?Authorization\\2[ \\t]{0,8}:[ \\t]{0,8}(\\\\?["'])(?!\\$\\{)${AUTH_SCHEME})(?=[^\\s"'\\\\]{0,4096}[0-9!@#%^&*+=~/-])[^\\s"'\\\\]{8,4096}(?=\\3)`,
       "gi",
     ),
     `$1${MASK}`,

@@ -245,6 +245,10 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
       "client_secret",
     )
     .chain((name) => shaped(`"${name}": "`, withDigit(ALNUM, 12, 40), '"')),
+  // The same with its quotes escaped, as in a double-quoted shell string (`curl -d "{\"password\": …}"`).
+  fc
+    .constantFrom("password", "api_key", "X-Api-Key", "client_secret", "Authorization")
+    .chain((name) => shaped(`\\"${name}\\": \\"`, withDigit(ALNUM, 12, 40), '\\"')),
   // A Python dict's key in single quotes, and a JS object literal's bare name, before a literal.
   fc
     .constantFrom("password", "api_key", "X-Api-Key", "secret", "auth_token")

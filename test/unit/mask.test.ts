@@ -181,6 +181,12 @@ describe("maskString", () => {
     ['const client = new Client({\n  apiKey: "a1b2c3d4e5f6g7h8",\n  timeout: 30,\n});', "a1b2c3d4e5f6g7h8"],
     ["auth: { accessToken: 'gho-9f8e7d6c5b4a', clientSecret: \"p@ss-word\" }", "9f8e7d6c5b4a"],
     ["auth: { accessToken: 'gho-9f8e7d6c5b4a', clientSecret: \"p@ss-word\" }", "p@ss-word"],
+    // JSON in a double-quoted shell string, its quotes escaped (`curl -d "{\"password\": …}"`),
+    // and in a string literal of code: the key's quotes were read only bare.
+    ['curl -d "{\\"user\\":\\"admin\\",\\"password\\":\\"hunter2x9\\"}" https://x', "hunter2x9"],
+    ['curl -d "{\\"client_secret\\": \\"a1b2c3d4\\", \\"grant_type\\": \\"x\\"}" https://x', "a1b2c3d4"],
+    ['json.loads("{\\"api_key\\": \\"a1b2c3d4e5f6\\"}")', "a1b2c3d4e5f6"],
+    ['echo "{\\"Authorization\\": \\"a1b2c3d4e5f6g7h8\\"}"', "a1b2c3d4e5f6g7h8"],
   ])("masks %j", (text, secret) => {
     const masked = maskString(text);
     expect(masked).toContain(MASK);
@@ -289,6 +295,19 @@ describe("maskString", () => {
       expect(masked, text).toContain(MASK);
       expect(masked, text).not.toContain(secret);
     }
+  });
+
+  it("masks JSON whose quotes are escaped up to the value's escaped quote, and no further", () => {
+    for (const [text, masked] of [
+      [
+        'curl -d "{\\"password\\":\\"hunter2x9\\",\\"grant_type\\":\\"password\\"}" https://x',
+        `curl -d "{\\"password\\":\\"${MASK}\\",\\"grant_type\\":\\"password\\"}" https://x`,
+      ],
+      ['"{\\"api-key\\": \\"a1b2c3d4\\"}"', `"{\\"api-key\\": \\"${MASK}\\"}"`],
+      // A variable stays, as in bare JSON.
+      [`"{\\"token\\": \\"\${TOKEN}\\"}"`, `"{\\"token\\": \\"\${TOKEN}\\"}"`],
+    ] as const)
+      expect(maskString(text), text).toBe(masked);
   });
 
   it("masks a header in brackets up to its closing ones, which stay", () => {
