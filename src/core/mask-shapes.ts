@@ -71,6 +71,11 @@ const ASSIGNED_VALUE = `(?:\\\\"(?!\\$[({A-Za-z_])(?:[^"\\\\]|\\\\\\\\){0,4096}\
 const KEY_PATH =
   "(?:(?:~|\\.{1,2})/[\\w.~/-]{0,4096}|/(?:[\\w.-]{1,255}/){0,64}[\\w-]{0,255}\\.[\\w.-]{1,255})";
 /**
+ * The end of a YAML line after its value: blanks, then a comment or none. YAML reads a `#` as a
+ * comment only after a blank (YAML 1.2, 6.6): in `password: S3cret#Pass` it is the value's.
+ */
+const YAML_LINE_END = "[ \\t]*(?:(?<=[ \\t])#[^\\n]{0,4096})?$";
+/**
  * A number spaced after its `=`, Python's or Ruby's, not an INI file's, unless the name is a
  * password's (`token_count = 0`, `ERRORTOKEN = 60`; my.cnf's `password = 123456` is one).
  */
@@ -393,7 +398,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // (`private_key: ~/.ssh/id_rsa`).
   [
     new RegExp(
-      `^([ \\t]{0,32}(?:- )?[A-Za-z0-9_.-]{0,32}(?:password|passwd|secret|token|(?:api|secret|access|private|signing|encryption|master)[-_]?key(?:[-_]base)?|client-key-data)[ \\t]{0,4}:[ \\t]{1,8})(?!(?<=key[ \\t]{0,4}:[ \\t]{1,8})${KEY_PATH}[ \\t]*$)(?!["']?\\$|(?:string|str|number|int|bool|boolean|None|null|true|false|read|write|none|~)[ \\t]*$)(?:"[^"\\n]{1,4096}"|'[^'\\n]{1,4096}'|[^\\s"'#;,()[\\]{}<>|]{1,4096})[ \\t]*$`,
+      `^([ \\t]{0,32}(?:- )?[A-Za-z0-9_.-]{0,32}(?:password|passwd|secret|token|(?:api|secret|access|private|signing|encryption|master)[-_]?key(?:[-_]base)?|client-key-data)[ \\t]{0,4}:[ \\t]{1,8})(?!(?<=key[ \\t]{0,4}:[ \\t]{1,8})${KEY_PATH}${YAML_LINE_END})(?!["']?\\$|(?:string|str|number|int|bool|boolean|None|null|true|false|read|write|none|~)${YAML_LINE_END})(?:"[^"\\n]{1,4096}"|'[^'\\n]{1,4096}'|[^\\s"'#;,()[\\]{}<>|][^\\s"';,()[\\]{}<>|]{0,4095})(?=${YAML_LINE_END})`,
       "gim",
     ),
     `$1${MASK}`,
@@ -470,7 +475,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // an object literal's `STRIPE_KEY: process.env.STRIPE_KEY,` on a line of its own).
   [
     new RegExp(
-      `^([ \\t]{0,32}(?:- )?${ENV_KEY}(?<!_(?:${NOT_A_VALUE})):[ \\t]{1,8})(?!["']?\\$|#)(?:"(?:[^"\\\\\\n]|\\\\.){1,4096}"|'[^'\\n]{1,4096}'|[^\\s"'#]{1,4096}(?<![,;]))(?=[ \\t]*$)`,
+      `^([ \\t]{0,32}(?:- )?${ENV_KEY}(?<!_(?:${NOT_A_VALUE})):[ \\t]{1,8})(?!["']?\\$|#)(?:"(?:[^"\\\\\\n]|\\\\.){1,4096}"|'[^'\\n]{1,4096}'|[^\\s"'#][^\\s"']{0,4095}(?<![,;]))(?=${YAML_LINE_END})`,
       "gm",
     ),
     `$1${MASK}`,

@@ -162,6 +162,13 @@ describe("maskString", () => {
     ["s3:\n  access_key: AKIAIOSFODNN7EXAMPLE\n  secret_key: wJalrXUtnFEMI/K7MDENG\n", "wJalrXUtnFEMI"],
     ["production:\n  secret_key_base: 9f8e7d6c5b4a39281706\n", "9f8e7d6c5b4a39281706"],
     ["jwt:\n  signing_key: 9f8e7d6c5b4a39281706\n", "9f8e7d6c5b4a39281706"],
+    // A YAML line ending in a comment (`#` after a blank), as config files often carry, and a
+    // value holding a `#` with no blank before it, which YAML reads as the value's.
+    ["db:\n  password: S3cretPass # rotate monthly\n  host: db\n", "S3cretPass"],
+    ["users:\n- name: dev\n  user:\n    token: abcdef0123456789  #from the CI\n", "abcdef0123456789"],
+    ["environment:\n  RAILS_MASTER_KEY: 0a1b2c3d4e5f # see 1Password\n", "0a1b2c3d4e5f"],
+    ["db:\n  password: S3cret#Pass\n", "Pass"],
+    ["environment:\n  RAILS_MASTER_KEY: 0a1b2c#3d4e5f\n", "3d4e5f"],
     ["git clone https://u:x@gitlab.example/g.git && echo gldt-abcdefghij0123456789", "abcdefghij0123456789"],
     ["echo glptt-0123456789abcdef0123456789abcdef01234567 | gh variable set T", "0123456789abcdef0123"],
     [
@@ -222,6 +229,7 @@ describe("maskString", () => {
       "limits:\n  TOKEN_LIMIT: 8192\n",
       "mysql -u root -p db && docker login registry.example",
       "interface User {\n  password: string;\n}\nschema:\n  password: string\npermissions:\n  id-token: write\n",
+      "schema:\n  password: string # hashed\nssh:\n  private_key: ~/.ssh/id_rsa # deploy key\n",
       "- token: the value the server sent",
       "see the Basic usage/examples section",
       // A cookie jar, Python keyword arguments, the working directory, a word under "auth".
