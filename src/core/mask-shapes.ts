@@ -288,6 +288,12 @@ function isBasicCredential(base64: string): boolean {
   return /^[\x20-\x7e]*:[\x20-\x7e]*$/.test(decoded);
 }
 
+/**
+ * A password as a client's argument: in quotes up to the closing one, blanks and all (a
+ * passphrase, `-p'correct horse'`), or a word; not a variable (`"$PW"`).
+ */
+const PASSWORD_ARG = `(?!['"]?\\$)(?:'[^'\\n]{1,256}'|"[^"\\n]{1,256}"|['"]?[^\\s'"]{1,256})`;
+
 export const SECRET_SHAPES: readonly SecretShape[] = [
   // A key block, PGP's too, to its END line, or without one (a file read in part) its base64 run.
   // Either stops at the next key's BEGIN line, which the next match reads (to its END, the old
@@ -346,24 +352,31 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   // A URL's password, up to the last @ before the host (`//admin:p@ss@db`), also with no user.
   [/(\/\/[^/\s:@]{0,256}:)[^/\s]{1,256}@/g, `$1${MASK}@`],
-  // curl's user:password (`docker run -u 1000:1000` is a uid and a gid).
+  // curl's user:password (`docker run -u 1000:1000` is a uid and a gid), in quotes up to the
+  // closing one, as PASSWORD_ARG reads one.
   [
-    /(\bcurl\b(?:(?!\bcurl\b)[^\n;|&\\]|\\[\s\S]){0,512}?[ \t](?:-u|--user)[ \t]{0,4}['"]?[^\s:'"]{1,256}:)(?!\$)[^\s'"]{1,256}/g,
+    /(\bcurl\b(?:(?!\bcurl\b)[^\n;|&\\]|\\[\s\S]){0,512}?[ \t](?:-u|--user)[ \t]{0,4}['"]?[^\s:'"]{1,256}:)(?!\$)(?:(?<='[^\s:'"]{1,256}:)[^'\n]{1,256}(?=')|(?<="[^\s:'"]{1,256}:)[^"\n]{1,256}(?=")|[^\s'"]{1,256})/g,
     `$1${MASK}`,
   ],
-  [/(--(?:password|passwd|token|secret|api-key)[= ]['"]?)[^\s'"]{1,4096}/gi, `$1${MASK}`],
+  [
+    /(--(?:password|passwd|token|secret|api-key)[= ])(?:'(?!\$)[^'\n]{1,4096}'|"(?!\$)[^"\n]{1,4096}"|['"]?[^\s'"]{1,4096})/gi,
+    `$1${MASK}`,
+  ],
   // A password as a client's own flag: `mysql -pX`, `docker login -p X`, `sshpass -p X`,
   // `redis-cli -a X`, and a .netrc line.
   [
-    /(\b(?:mysql|mysqldump|mariadb)\b[^\n;|&]{0,256}?[ \t]-p)(?![ \t])['"]?(?!\$)[^\s'"]{1,256}/g,
+    new RegExp(`(\\b(?:mysql|mysqldump|mariadb)\\b[^\\n;|&]{0,256}?[ \\t]-p)(?![ \\t])${PASSWORD_ARG}`, "g"),
     `$1${MASK}`,
   ],
   [
-    /(\b(?:docker|podman|helm|oras)[ \t]+(?:registry[ \t]+)?login\b[^\n;|&]{0,256}?[ \t]-p[ \t]{1,4})['"]?(?!\$)[^\s'"]{1,256}/g,
+    new RegExp(
+      `(\\b(?:docker|podman|helm|oras)[ \\t]+(?:registry[ \\t]+)?login\\b[^\\n;|&]{0,256}?[ \\t]-p[ \\t]{1,4})${PASSWORD_ARG}`,
+      "g",
+    ),
     `$1${MASK}`,
   ],
-  [/(\bsshpass[ \t]+-p[ \t]{0,4})['"]?(?!\$)[^\s'"]{1,256}/g, `$1${MASK}`],
-  [/(\bredis-cli\b[^\n;|&]{0,256}?[ \t]-a[ \t]{1,4})['"]?(?!\$)[^\s'"]{1,256}/g, `$1${MASK}`],
+  [new RegExp(`(\\bsshpass[ \\t]+-p[ \\t]{0,4})${PASSWORD_ARG}`, "g"), `$1${MASK}`],
+  [new RegExp(`(\\bredis-cli\\b[^\\n;|&]{0,256}?[ \\t]-a[ \\t]{1,4})${PASSWORD_ARG}`, "g"), `$1${MASK}`],
   [/(\bmachine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+)\S{1,256}/g, `$1${MASK}`],
   // Credentials as other clients' files and flags spell them: .npmrc's `_auth=`, a docker
   // config.json's `"auth"` (base64 of user:password), `curl -b` and `--cookie` with a cookie

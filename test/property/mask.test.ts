@@ -230,6 +230,19 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
   shaped("--password=", withDigit(ALNUM, 12, 40)),
   shaped("mysql -uroot -p", withDigit(ALNUM, 12, 40)),
   shaped("sshpass -p ", withDigit(ALNUM, 12, 40)),
+  // A passphrase quoted with its blanks: what follows its first blank must not show either.
+  fc
+    .tuple(
+      fc.constantFrom(
+        ["mysql -uroot -p", ""],
+        ["docker login -u me -p ", ""],
+        ["sshpass -p ", ""],
+        ["redis-cli -a ", ""],
+        ["curl -u ", "admin:"],
+      ),
+      fc.constantFrom("'", '"'),
+    )
+    .chain(([[flag, user], q]) => shaped(`${flag}${q}${user}correct horse `, withDigit(ALNUM, 12, 40), q)),
   shaped("export DB_PASSWORD=", withDigit(ALNUM, 12, 40)),
   shaped("ENCRYPTION_KEY=", withDigit(ALNUM, 12, 40)),
   shaped('"password": "', withDigit(ALNUM, 12, 40), '"'),

@@ -96,6 +96,13 @@ describe("maskString", () => {
     ["docker login -u me -p S3cretPass registry.example", "S3cretPass"],
     ["sshpass -p 'S3cretPass' ssh host", "S3cretPass"],
     ["redis-cli -h cache -a S3cretPass ping", "S3cretPass"],
+    // A passphrase quoted with its blanks: the mask stopped at the first blank, and the rest showed.
+    ["mysql -uroot -p'correct horse battery' db", "horse battery"],
+    ['docker login -u me -p "correct horse battery" registry.example', "horse battery"],
+    ["sshpass -p 'correct horse battery' ssh host", "horse battery"],
+    ['redis-cli -a "correct horse battery" ping', "horse battery"],
+    ["curl -u 'admin:correct horse battery' https://x", "horse battery"],
+    ['mysql --password "correct horse battery" db', "horse battery"],
     ["machine api.example login me password S3cretPass", "S3cretPass"],
     ["db:\n  password: S3cretPass\n", "S3cretPass"],
     ["users:\n- name: dev\n  user:\n    token: abcdef0123456789\n", "abcdef0123456789"],
