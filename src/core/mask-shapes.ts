@@ -379,13 +379,14 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [new RegExp(`(\\bredis-cli\\b[^\\n;|&]{0,256}?[ \\t]-a[ \\t]{1,4})${PASSWORD_ARG}`, "g"), `$1${MASK}`],
   [/(\bmachine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+)\S{1,256}/g, `$1${MASK}`],
   // Credentials as other clients' files and flags spell them: .npmrc's `_auth=`, a docker
-  // config.json's `"auth"` (base64 of user:password), `curl -b` and `--cookie` with a cookie
-  // (not a cookie jar's file name), `kubectl create secret --from-literal=KEY=VALUE` (every
-  // literal, a configmap's too), `aws configure set aws_secret_access_key X`.
+  // config.json's `"auth"` (base64 of user:password; its quotes escaped too, as a CI script's
+  // `echo "{\"auths\": …}"` writes it), `curl -b` and `--cookie` with a cookie (not a cookie
+  // jar's file name), `kubectl create secret --from-literal=KEY=VALUE` (every literal, a
+  // configmap's too), `aws configure set aws_secret_access_key X`.
   [/((?:^|[:\s])_auth[ \t]{0,4}=[ \t]{0,4})(?!\$)[^\s'"]{1,4096}/gm, `$1${MASK}`],
   [
-    /("auth"[ \t]{0,8}:[ \t]{0,8})"(?:[A-Za-z0-9+/]{4}){3,1024}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"/g,
-    `$1"${MASK}"`,
+    /((\\?")auth\2[ \t]{0,8}:[ \t]{0,8})\2(?:[A-Za-z0-9+/]{4}){3,1024}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\2/g,
+    `$1$2${MASK}$2`,
   ],
   [
     /(\bcurl\b(?:(?!\bcurl\b)[^\n;|&\\]|\\[\s\S]){0,512}?[ \t](?:-b|--cookie)[ \t=]{1,4})(?:"(?=[^"\n]{0,4096}=)[^"\n]{1,4096}"|'(?=[^'\n]{0,4096}=)[^'\n]{1,4096}'|(?=[^\s'"]{0,4096}=)[^\s'"]{1,4096})/g,

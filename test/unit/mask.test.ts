@@ -116,6 +116,11 @@ describe("maskString", () => {
       '{"auths": {"registry.example": {"auth": "dXNlcjpTM2NyZXRQYXNzd29yZA=="}}}',
       "dXNlcjpTM2NyZXRQYXNzd29yZA",
     ],
+    // Written by a CI script's echo, its quotes escaped.
+    [
+      'echo "{\\"auths\\":{\\"r.example\\":{\\"auth\\":\\"dXNlcjpTM2NyZXRQYXNzd29yZA==\\"}}}" > ~/.docker/config.json',
+      "dXNlcjpTM2NyZXRQYXNzd29yZA",
+    ],
     ["curl -b 'session=S3cretSess10n' https://x", "S3cretSess10n"],
     ['curl -s --cookie "a=1; sid=S3cretSess10n" https://x', "S3cretSess10n"],
     ["curl -u admin:S3cretPass -b sid=S3cretSess10n https://x", "S3cretSess10n"],
