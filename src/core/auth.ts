@@ -120,11 +120,15 @@ export async function authenticate(
     return fail("AUTH_EMPTY_TOKEN", `the hook sent an empty Bearer token: ${fix().empty}`);
   }
   const digest = await sha256(token);
+  const spelt = utf8Reading(token);
+  const digests = spelt === undefined ? [digest] : [digest, await sha256(spelt)];
   let team: string | undefined;
   for (const candidate of policy.auth.tokens) {
-    // Compare first, then look at the result: no candidate is skipped once one has matched.
-    const match = candidate.sha256 !== undefined && equal(digest, candidate.sha256);
-    if (match && team === undefined) team = candidate.team;
+    for (const presented of digests) {
+      // Compare first, then look at the result: no candidate is skipped once one has matched.
+      const match = candidate.sha256 !== undefined && equal(presented, candidate.sha256);
+      if (match && team === undefined) team = candidate.team;
+    }
   }
   if (team !== undefined) return { ok: true, team };
   // Two Authorization headers arrive joined by ", " (RFC 9110 §5.3): not a token of its own.
@@ -141,6 +145,31 @@ export async function authenticate(
       `the hook sent ${JSON.stringify(token)} as its token, a variable's name its client did not expand: list the variable, spelt exactly so, in the hook's allowedEnvVars and set it in the agent's environment`,
     );
   return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix().unknown}`);
+}
+
+/**
+ * The text a presented token's bytes spell in UTF-8, where that is another reading of it. A
+ * policy's token is text (its variable, or what `hookgate token hash` read as UTF-8), a header is
+ * bytes: node:http clients (Claude Code 2.1.112, `hookgate send`) send each character of a
+ * non-ASCII token as one Latin-1 byte, curl (deepagents' hook, a shell's `$HOOKGATE_AUTH`) sends
+ * its UTF-8 bytes, and Node's parser reads a header one character a byte, so a token curl sent
+ * arrived as `pÃ¤ss` for `päss` and was refused. workerd decodes a header's UTF-8 itself. A token
+ * is compared as it came and, when its characters are bytes, some past ASCII, that spell UTF-8,
+ * as the text they spell.
+ */
+function utf8Reading(token: string): string | undefined {
+  let beyondAscii = false;
+  for (let i = 0; i < token.length; i++) {
+    const code = token.charCodeAt(i);
+    if (code > 0xff) return undefined;
+    if (code > 0x7f) beyondAscii = true;
+  }
+  if (!beyondAscii) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(token, (c) => c.charCodeAt(0)));
+  } catch {
+    return undefined; // bytes that spell no UTF-8: Latin-1 alone
+  }
 }
 
 function fail(code: AuthFailureCode, message: string): AuthOutcome {

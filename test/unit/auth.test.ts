@@ -79,6 +79,26 @@ describe("authenticate", () => {
     expect((await authenticate("Bearer undefined", policy, sha256)).ok).toBe(false);
   });
 
+  it("maps a non-ASCII token to its team whether its bytes were read as UTF-8 or as Latin-1", async () => {
+    // The policy's token is text (its variable, or `hookgate token hash` of it). curl sends the
+    // token's UTF-8 bytes, which Node reads one character a byte (`päss` arrives as `pÃ¤ss`);
+    // node:http clients send each character under U+0100 as one byte, which arrives as sent.
+    const unicode = await policyFrom(
+      { version: 1, rules: [], auth: { tokens: [{ team: "uni", env: "UNI_TOKEN" }] } },
+      { UNI_TOKEN: "pässwörd-tök" },
+    );
+    const asUtf8Bytes = Buffer.from("pässwörd-tök", "utf8").toString("latin1");
+    expect(await authenticate(`Bearer ${asUtf8Bytes}`, unicode, sha256)).toEqual({ ok: true, team: "uni" });
+    expect(await authenticate("Bearer pässwörd-tök", unicode, sha256)).toEqual({ ok: true, team: "uni" });
+    // Bytes that spell no UTF-8, and a UTF-8 reading of another token, are still no token.
+    expect((await authenticate("Bearer p\u00e4ss", unicode, sha256)).ok).toBe(false);
+    const other = Buffer.from("pässwörd-tok", "utf8").toString("latin1");
+    expect(await authenticate(`Bearer ${other}`, unicode, sha256)).toMatchObject({
+      ok: false,
+      code: "AUTH_UNKNOWN_TOKEN",
+    });
+  });
+
   it("accepts everyone as team default when the policy has no auth", async () => {
     const open = await policyFrom({ version: 1, rules: [] });
     expect(await authenticate(undefined, open, sha256)).toEqual({ ok: true, team: "default" });

@@ -477,6 +477,59 @@ describe("hookListener's budgets of bodies still arriving", () => {
   });
 });
 
+describe("hookListener's reading of a non-ASCII token", () => {
+  it("authenticates the token as curl sends it, in UTF-8, and as node:http sends it, in Latin-1", async () => {
+    // deepagents' hook is a curl command, which sends $HOOKGATE_AUTH's bytes as the shell holds
+    // them (UTF-8); Node's parser reads a header one character a byte. The token was refused.
+    const policy = await policyFrom(
+      {
+        version: 1,
+        auth: { tokens: [{ team: "a", env: "TEAM_A_TOKEN" }] },
+        rules: [{ id: "no-rm", on: "PreToolUse", matcher: "Bash", if: ["Bash(rm *)"], decide: "deny" }],
+      },
+      { TEAM_A_TOKEN: "geheim-für-team-a" },
+    );
+    const deps = { ...listenerDeps(policy), logger: { log: () => {} } };
+    const app = createApp(deps);
+    const server = createServer(hookListener(deps, getRequestListener(app.fetch)));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const body = JSON.stringify({
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "rm -rf build" },
+    });
+    const post = async (token: Buffer) => {
+      const socket = connect(port, "127.0.0.1");
+      await once(socket, "connect");
+      socket.write(
+        Buffer.concat([
+          Buffer.from(
+            `POST /v1/hooks/deepagents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\nAuthorization: Bearer `,
+          ),
+          token,
+          Buffer.from(`\r\n\r\n${body}`),
+        ]),
+      );
+      const received: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => received.push(chunk));
+      await once(socket, "close");
+      return Buffer.concat(received).toString();
+    };
+    try {
+      for (const encoding of ["utf8", "latin1"] as const) {
+        const answer = await post(Buffer.from("geheim-für-team-a", encoding));
+        expect(answer, encoding).not.toMatch(/x-hookgate-error/i);
+        expect(answer, encoding).toMatch(/"permissionDecision":"deny"/);
+      }
+      expect(await post(Buffer.from("geheim-fur-team-a"))).toMatch(/x-hookgate-error: AUTH_UNKNOWN_TOKEN/i);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 describe("hookListener's client-left signal on a kept-alive connection", () => {
   it("lets go of a hook's signal once it is decided: the connection's close aborts only the hook still being decided", async () => {
     // Claude Code sends a session's hooks on one connection, open for hours: a decided hook's
