@@ -116,6 +116,11 @@ export type AuditRecord = {
    */
   readonly clientDecision?: string | undefined;
   readonly reason: string | undefined;
+  /**
+   * True when the answer's texts were cut to fit what the client reads or the runtime carries
+   * (render.ts ANSWER_BYTES): the agent got less than the rules said. Else left out.
+   */
+  readonly answerTruncated?: true | undefined;
   readonly error: string | undefined;
   /** True when the client closed its connection before the answer was written; else left out. */
   readonly clientLeft?: true | undefined;
@@ -758,6 +763,7 @@ function auditRecord(
     decision,
     clientDecision: acted === decision ? undefined : acted,
     reason: fields.reason ?? outcome.error?.message,
+    answerTruncated: outcome.answer.truncated,
     error: outcome.error?.code,
     clientLeft: clientLeft ? true : undefined,
     latencyMs: Math.round(latencyMs * 1000) / 1000,

@@ -19,6 +19,8 @@ export interface Answer {
   /** Undefined for an empty body. */
   readonly contentType: "application/json" | undefined;
   readonly body: string;
+  /** Its texts were cut to fit (ANSWER_BYTES, DEEPAGENTS_OUTPUT_BYTES); the audit line says so. */
+  readonly truncated?: true | undefined;
 }
 
 const EMPTY: Answer = { status: 200, contentType: undefined, body: "" };
@@ -37,10 +39,37 @@ const json = (value: Record<string, unknown>): Answer => ({
 export const DEEPAGENTS_OUTPUT_BYTES = 100_000;
 
 /**
- * The decision the client can be given. An allow whose rewritten input deepagents cannot be given
- * (the input alone over the bytes it reads: cut, its JSON would not parse) or deepcode does not
- * apply (on PermissionRequest) would run the tool as the agent wrote it, not as rewritten. It
- * becomes a deny that says so, which the caller audits.
+ * The most any answer takes, counted as a Lambda function returns it: its body as a JSON string
+ * (its quotes and backslashes escaped once more) in the invocation's result. An Application Load
+ * Balancer answers 502 for a Lambda result over 1 MB (API Gateway's limit is 6 MB), and Claude
+ * Code lets the call run on a 502. One limit on every runtime, so that an answer does not change
+ * with where hookgate runs: a forwarded hook's texts (its answer read within 1 MiB) and several
+ * rules' contexts joined reach past it, and have their texts cut to fit as deepagents' answers do.
+ * Claude Code keeps a text over 10,000 characters in a file and shows a preview anyway.
+ */
+export const ANSWER_BYTES = 900_000;
+
+/** The body within what every runtime can carry and `dialect` reads. */
+function fits(body: string, dialect: Dialect): boolean {
+  // A UTF-16 unit of the body is at most 6 bytes of JSON string (a control character as \u001f).
+  if (body.length * 6 + 2 > ANSWER_BYTES && utf8Length(JSON.stringify(body)) > ANSWER_BYTES) return false;
+  if (dialect !== "deepagents") return true;
+  // A body of at most a third of the limit in UTF-16 units is within it in UTF-8 bytes.
+  return body.length * 3 <= DEEPAGENTS_OUTPUT_BYTES || utf8Length(body) <= DEEPAGENTS_OUTPUT_BYTES;
+}
+
+/** The most a `dialect`'s answer may take, as `fits` counts it, for a deny that says so. */
+function limitFor(dialect: Dialect): string {
+  return dialect === "deepagents"
+    ? `the ${DEEPAGENTS_OUTPUT_BYTES} deepagents reads`
+    : `the ${ANSWER_BYTES} bytes an answer may take (an AWS load balancer refuses a Lambda's answer over 1 MB)`;
+}
+
+/**
+ * The decision the client can be given. An allow whose rewritten input cannot be given (the input
+ * alone over what an answer may take, ANSWER_BYTES, or what deepagents reads: cut, its JSON would
+ * not parse) or deepcode does not apply (on PermissionRequest) would run the tool as the agent
+ * wrote it, not as rewritten. It becomes a deny that says so, which the caller audits.
  */
 export function deliverable(decision: Decision, event: string, dialect: Dialect): Decision {
   if (decision.updatedInput === undefined) return decision;
@@ -55,32 +84,30 @@ export function deliverable(decision: Decision, event: string, dialect: Dialect)
         "hookgate: deepcode does not apply a PermissionRequest's rewritten input (it reads only permissionDecision); denied rather than run unrewritten. Rewrite the call on PreToolUse instead",
     };
   }
-  if (dialect !== "deepagents") return decision;
   // As short as renderDecision can make it: each text cut to nothing but its marker.
-  const bytes = utf8Length(renderWhole(textsCutTo(decision, 0), event, dialect).body);
-  if (bytes <= DEEPAGENTS_OUTPUT_BYTES) return decision;
+  const body = renderWhole(textsCutTo(decision, 0), event, dialect).body;
+  if (fits(body, dialect)) return decision;
+  const bytes = dialect === "deepagents" ? utf8Length(body) : utf8Length(JSON.stringify(body));
   return {
     ...decision,
     kind: "deny",
     updatedInput: undefined,
-    reason: `hookgate: the rewritten input (${bytes} bytes of answer) is over the ${DEEPAGENTS_OUTPUT_BYTES} deepagents reads; denied rather than run unrewritten`,
+    reason: `hookgate: the rewritten input (${bytes} bytes of answer) is over ${limitFor(dialect)}; denied rather than run unrewritten`,
   };
 }
 
 export function renderDecision(decision: Decision, event: string, dialect: Dialect): Answer {
   const answer = renderWhole(decision, event, dialect);
-  // A body of at most a third of the limit in UTF-16 units is within it in UTF-8 bytes.
-  if (dialect !== "deepagents" || answer.body.length * 3 <= DEEPAGENTS_OUTPUT_BYTES) return answer;
-  if (utf8Length(answer.body) <= DEEPAGENTS_OUTPUT_BYTES) return answer;
+  if (fits(answer.body, dialect)) return answer;
   const longest = longestString([
     decision.reason,
     decision.context,
     decision.systemMessage,
     decision.stopReason,
   ]);
-  const fits = (length: number) =>
-    utf8Length(renderWhole(textsCutTo(decision, length), event, dialect).body) <= DEEPAGENTS_OUTPUT_BYTES;
-  return renderWhole(textsCutTo(decision, largestFitting(longest + 1, fits)), event, dialect);
+  const cutTo = (length: number) => renderWhole(textsCutTo(decision, length), event, dialect);
+  const cut = cutTo(largestFitting(longest + 1, (length) => fits(cutTo(length).body, dialect)));
+  return { ...cut, truncated: true };
 }
 
 /** The decision with each of its texts cut to `length` characters and the marker. */

@@ -2,8 +2,8 @@
  * Cutting JSON-shaped values down to a byte budget without dropping anything: the longest strings
  * are cut first, each ending in a visible marker, and a surrogate pair is never split. Shared by
  * the sinks (webhook and GitHub payload limits), the queues (a delivery job within Cloudflare's
- * 128 KB and SQS's 1 MiB), deepagents' answers (100,000 bytes), the event a `prompt` rule's
- * model reads (100,000 characters) and the audit line's reason and tool input.
+ * 128 KB and SQS's 1 MiB), the answers (900,000 bytes, deepagents' 100,000), the event a `prompt`
+ * rule's model reads (100,000 characters) and the audit line's reason and tool input.
  */
 
 export const TRUNCATION_MARKER = "…[truncated by hookgate]";

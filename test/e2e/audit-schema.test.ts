@@ -134,6 +134,14 @@ beforeAll(async () => {
         reason: "Run the tests first",
       },
       { id: "repo-context", on: "UserPromptSubmit", context: "This repository uses pnpm." },
+      {
+        // Past the 100,000 bytes deepagents reads: its answer's reason is cut to fit.
+        id: "long-reason",
+        on: "PreToolUse",
+        matcher: "Grep",
+        decide: "deny",
+        reason: "Searching is off in this repository. ".repeat(3000),
+      },
       { id: "legacy-execute", on: "tool.use", matcher: "execute", decide: "deny", reason: "no shell" },
     ],
   };
@@ -396,6 +404,13 @@ const CASES: Case[] = [
     body: pre("Bash", { command: "rm -rf /" }),
     keys: [...TOOL, "reason"],
     expected: { client: "deepagents", decision: "deny" },
+  },
+  {
+    name: "deepagents, its answer cut to fit",
+    path: "/v1/hooks/deepagents",
+    body: pre("Grep", { pattern: "x" }),
+    keys: [...TOOL, "reason", "answerTruncated"],
+    expected: { client: "deepagents", decision: "deny", answerTruncated: true, rules: ["long-reason"] },
   },
   {
     name: "deepagents legacy",

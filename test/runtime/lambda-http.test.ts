@@ -757,6 +757,48 @@ describe("the Lambda HTTP handler behind an Application Load Balancer", () => {
       errors.mockRestore();
     }
   });
+
+  it("answers within the ALB's 1 MB when two team servers' contexts, each within its 1 MiB, together are not", async () => {
+    // Each answer is read whole (under the 1 MiB a downstream answer may be), and the contexts are
+    // joined: 1.2 MB of answer, which the ALB replaces by a 502, and Claude Code lets the call run.
+    const context600k = 'context line with "quotes" and a \\ backslash\n'.repeat(13_000);
+    const team = await loopbackServer((_, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({
+          hookSpecificOutput: {
+            hookEventName: "PreToolUse",
+            permissionDecision: "allow",
+            additionalContext: context600k,
+          },
+        }),
+      );
+    });
+    try {
+      const forward = (id: string) => ({ id, on: "PreToolUse", forward: { url: `${team.url}/${id}` } });
+      const policy = JSON.stringify({
+        version: 1,
+        egress: { allowedHttpHookUrls: [`${team.url}/*`], allowCidrs: ["127.0.0.1/32"] },
+        rules: [forward("team-a"), forward("team-b")],
+      });
+      const { lines, logger } = captureLogs();
+      const handler = createHttpHandler({ env: { HOOKGATE_POLICY: policy }, logger });
+      const res = await handler(ALB, context());
+      expect(team.received.map((r) => r.url)).toEqual(["/team-a", "/team-b"]);
+      // What the ALB reads is the whole invocation result, the body a JSON string inside it.
+      expect(Buffer.byteLength(JSON.stringify(res))).toBeLessThan(1_000_000);
+      // Cut to fit the 900,000 bytes an answer may take, not further.
+      expect(Buffer.byteLength(JSON.stringify(res.body))).toBeGreaterThan(899_000);
+      expect([res.statusCode, res.statusDescription]).toEqual([200, "200 OK"]);
+      const specific = JSON.parse(res.body).hookSpecificOutput;
+      expect(specific.permissionDecision).toBe("allow");
+      expect(specific.additionalContext).toMatch(/^context line with "quotes".*…\[truncated by hookgate\]$/s);
+      const audit = lines.find((l) => l.msg === "decision");
+      expect(audit).toMatchObject({ decision: "allow", answerTruncated: true });
+    } finally {
+      await team.close();
+    }
+  });
 });
 
 describe("a remote rule on the Lambda HTTP handler", () => {

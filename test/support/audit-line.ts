@@ -47,6 +47,7 @@ const line = {
   decision: z.enum(["allow", "deny", "ask", "defer", "block", "none"]),
   clientDecision: z.literal("none").optional(),
   reason: z.string().optional(),
+  answerTruncated: z.literal(true).optional(),
   error: CODE.optional(),
   clientLeft: z.literal(true).optional(),
   latencyMs: z.number().nonnegative(),

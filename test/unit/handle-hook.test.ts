@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { type HookRequest, handleHook } from "../../src/app/handle-hook.js";
 import { createRemoteActions } from "../../src/app/remote-actions.js";
+import type { Dialect } from "../../src/core/hook-event.js";
 import type { Policy } from "../../src/core/policy.js";
 import { runHookRoute } from "../../src/http/hook-route.js";
 import { policyFrom, sha256 } from "../support/policy.js";
@@ -399,8 +400,8 @@ describe("handleHook tells the notifier what the client does with the decision",
   });
 });
 
-describe("an allow deepagents cannot be given whole", () => {
-  const rewrite = async (content: string) => {
+describe("an allow a client cannot be given whole", () => {
+  const rewrite = async (content: string, dialect: Dialect = "deepagents") => {
     const rewriting = await policyFrom({
       version: 1,
       rules: [
@@ -422,7 +423,7 @@ describe("an allow deepagents cannot be given whole", () => {
           log: (_l: string, msg: string, fields?: Record<string, unknown>) => lines.push({ msg, ...fields }),
         },
       },
-      { ...request("Write"), dialect: "deepagents" },
+      { ...request("Write"), dialect },
     );
     return {
       out: JSON.parse(outcome.answer.body).hookSpecificOutput,
@@ -439,6 +440,22 @@ describe("an allow deepagents cannot be given whole", () => {
       /rewritten input \(\d+ bytes of answer\) is over the 100000 deepagents reads; denied/,
     );
     expect(audit).toMatchObject({ decision: "deny", rules: ["rewrite"] });
+  });
+
+  it("is a deny saying why on every client when its rewritten input alone is over the 900,000 bytes an answer may take", async () => {
+    // Counted as a Lambda returns it, the body a JSON string: 500,000 quotes are 2,000,000 bytes
+    // there, past the 1 MB an AWS load balancer passes on (a 502, and Claude Code runs the call).
+    for (const content of ["x".repeat(950_000), '"'.repeat(500_000)]) {
+      const { out, audit } = await rewrite(content, "claude-code");
+      expect(out.permissionDecision).toBe("deny");
+      expect(out.updatedInput).toBeUndefined();
+      expect(out.permissionDecisionReason).toMatch(
+        /rewritten input \(\d+ bytes of answer\) is over the 900000 bytes an answer may take .*; denied/,
+      );
+      expect(audit).toMatchObject({ decision: "deny", rules: ["rewrite"] });
+    }
+    const { out } = await rewrite("x".repeat(850_000), "claude-code");
+    expect(out.updatedInput.content).toHaveLength(850_000);
   });
 
   it("is kept, rewritten input and all, when it fits", async () => {

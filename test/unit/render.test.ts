@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Decision } from "../../src/core/decision.js";
 import type { Dialect } from "../../src/core/hook-event.js";
 import {
+  ANSWER_BYTES,
   DEEPAGENTS_OUTPUT_BYTES,
   deliverable,
   renderDecision,
@@ -237,6 +238,33 @@ describe("renderDecision", () => {
     expect(body(d({ kind: "deny", reason: "é".repeat(30_000) }), "PreToolUse", "deepagents")).toEqual(
       body(d({ kind: "deny", reason: "é".repeat(30_000) }), "PreToolUse", "claude-code"),
     );
+  });
+
+  it("keeps every client's answer within the 900,000 bytes a Lambda behind a load balancer can return, counted as it returns it", () => {
+    // The body is a JSON string in a Lambda's result, each quote in a text three characters more
+    // there: 400,000 of them are 1.6 MB past the ALB's 1 MB, a 502 on which Claude Code runs the call.
+    const asReturned = (answer: { body: string }) =>
+      new TextEncoder().encode(JSON.stringify(answer.body)).length;
+    const decision = d({ kind: "block", reason: '"'.repeat(200_000), context: '"'.repeat(200_000) });
+    for (const dialect of ["claude-code", "deepcode"] as const) {
+      const answer = renderDecision(decision, "PostToolUse", dialect);
+      expect(asReturned(answer)).toBeLessThanOrEqual(ANSWER_BYTES);
+      expect(asReturned(answer)).toBeGreaterThan(ANSWER_BYTES - 1000);
+      expect(answer.truncated).toBe(true);
+      const out = JSON.parse(answer.body);
+      expect(out.decision).toBe("block");
+      expect(out.reason).toMatch(/^"+…\[truncated by hookgate\]$/);
+    }
+    // An answer that fits is left whole and not said to be cut.
+    const whole = renderDecision(
+      d({ kind: "deny", reason: "x".repeat(400_000) }),
+      "PreToolUse",
+      "claude-code",
+    );
+    expect([
+      JSON.parse(whole.body).hookSpecificOutput.permissionDecisionReason.length,
+      whole.truncated,
+    ]).toEqual([400_000, undefined]);
   });
 
   it("answers deepcode's PreCompact without the context, which it reads nothing back from", () => {
