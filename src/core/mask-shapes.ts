@@ -214,13 +214,13 @@ type Replacer = Extract<Parameters<typeof String.prototype.replace>[1], (...args
 
 /**
  * A Cookie or Set-Cookie header's value, bare, quoted as a literal (`{"Cookie": "…"}`,
- * `setHeader("Set-Cookie", "…")`) or in brackets; which shows each cookie's name and masks its value (RFC 6265: pairs split by `;`, a
+ * `setHeader("Set-Cookie", "…")`, its quotes escaped too, `curl -d "{\"Cookie\": \"…\"}"`) or in brackets; which shows each cookie's name and masks its value (RFC 6265: pairs split by `;`, a
  * value never holds `;`, `,` or a blank, and may be in double quotes, `sid="…"`; Set-Cookie's
  * joined by `,`). A value that is code
  * (`${sid}`) stays, and so does a Set-Cookie attribute's, which says how a cookie is kept.
  */
 const COOKIE_HEADER =
-  /((?<![\w-])(?:Set-)?Cookie(?:["']?[ \t]{0,4}:|["'][ \t]{0,4},)[ \t]{0,8}["']?)((?:[^\n\r"'\\]|(?<==)"[^\n\r";,\\]{0,4096}"){1,8192})/gi;
+  /((?<![\w-])(?:Set-)?Cookie(?:\\?["']?[ \t]{0,4}:|\\?["'][ \t]{0,4},)[ \t]{0,8}\\?["']?)((?:[^\n\r"'\\]|(?<==)"[^\n\r";,\\]{0,4096}"){1,8192})/gi;
 const COOKIE_PAIR =
   /(^|[;,][ \t]{0,8})(?:([^=;,\s"'\\]{1,256})=)?(?!\$)(\[masked\]|"[^;,\s"'\\]{0,4096}"|[^;,\s"'\\]{1,4096}?)(?=(?:[)\]}]{1,4}[.:]?)?(?:[;,\s"'\\]|$))/g;
 const COOKIE_ATTRIBUTE = /^(?:Expires|Max-Age|Domain|Path|SameSite|Priority)$/i;
@@ -294,6 +294,46 @@ function isBasicCredential(base64: string): boolean {
  */
 const PASSWORD_ARG = `(?!['"]?\\$)(?:'[^'\\n]{1,256}'|"[^"\\n]{1,256}"|['"]?[^\\s'"]{1,256})`;
 
+/**
+ * A secret a command stores, which may be long and span lines (a JSON document, a PEM): quoted up
+ * to its closing quote, or a word; not a variable.
+ */
+const SECRET_ARG = `(?!['"]?\\$)(?:'[^']{1,4096}'|"(?:[^"\\\\]|\\\\[\\s\\S]){1,4096}"|[^\\s'"]{1,4096})`;
+
+/**
+ * What follows a command's name up to one of its flags: its words on one line, or on several
+ * joined by `\` (`aws ssm put-parameter \⏎ --type SecureString \⏎ --value …`), but not past the
+ * next run of `command`, so that no run is read twice.
+ */
+const commandRest = (command: string): string => `(?:(?!\\b${command}\\b)[^\\n;|&\\\\]|\\\\[\\s\\S]){0,512}?`;
+
+/**
+ * A credential's value in a Bearer, Basic or Token header, as the Bearer shape reads one: a digit
+ * or a symbol in it, or letters in no word's case (`dXNlcjpwYXNz`), which no prose has.
+ */
+const HAS_DIGIT_OR_SYMBOL = "[A-Za-z./-]{0,4096}[0-9_~+=]";
+const IN_NO_WORDS_CASE =
+  "(?:[A-Z./-]{0,4096}[a-z][a-z./-]{0,4096}[A-Z]|[./-]{0,4096}[A-Z][./-]{0,4096}[A-Z][A-Z./-]{0,4096}[a-z])";
+
+/**
+ * `htpasswd` with `-b`, which takes the password as its last argument: the third after the flags
+ * (`htpasswd -bc FILE USER PASSWORD`), or the second with `-n`, which writes no file (`htpasswd
+ * -nbB USER PASSWORD`). `-C` and `-r` take a number.
+ */
+const HTPASSWD =
+  /(\bhtpasswd((?:[ \t]{1,4}-[A-Za-z25]{1,8}(?:(?<=[Cr])[ \t]{1,4}[0-9]{1,6})?){1,8}))((?:[ \t]{1,4}(?:'[^'\n]{0,256}'|"[^"\n]{0,256}"|[^\s'"]{1,256})){2,3})/g;
+const HTPASSWD_ARG = /[ \t]{1,4}(?:'[^'\n]{0,256}'|"[^"\n]{0,256}"|[^\s'"]{1,256})/g;
+
+function maskHtpasswd(match: string, command: string, flags: string, args: string): string {
+  if (!/-[A-Za-z25]{0,7}b/.test(flags)) return match;
+  const words = args.match(HTPASSWD_ARG) ?? [];
+  const at = /-[A-Za-z25]{0,7}n/.test(flags) ? 1 : 2;
+  const password = words[at];
+  if (password === undefined || /^[ \t]*['"]?\$/.test(password)) return match;
+  words[at] = password.replace(/^([ \t]*)[\s\S]*$/, `$1${MASK}`);
+  return command + words.join("");
+}
+
 export const SECRET_SHAPES: readonly SecretShape[] = [
   // A key block, PGP's too, to its END line, or without one (a file read in part) its base64 run.
   // Either stops at the next key's BEGIN line, which the next match reads (to its END, the old
@@ -326,8 +366,13 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [/\bpypi-AgE[A-Za-z0-9_-]{50,4096}/g, MASK],
   [/\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g, MASK],
   [/\bwhsec_[A-Za-z0-9+/=]{8,255}/g, MASK],
+  // A HashiCorp Vault service, batch or recovery token (Vault 1.10 on; its older `s.…` ones only
+  // after `vault login`, below).
+  [/\bhv[sbr]\.[A-Za-z0-9_-]{20,1024}/g, MASK],
   [/(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
   [/(discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{1,32}\/)[A-Za-z0-9_-]{8,255}/g, `$1${MASK}`],
+  // A Telegram bot's token in its API's URL (`…/bot123456789:AA…/sendMessage`, `…/file/bot…`).
+  [/(\bapi\.telegram\.org\/(?:file\/)?bot)[0-9]{1,16}:[A-Za-z0-9_-]{20,255}/g, `$1${MASK}`],
   // A credential after its scheme has a digit or a symbol, or after Basic or Bearer letters in
   // no word's case (base64 of `user:pass`, `dXNlcjpwYXNz`: a capital after a small letter, or two
   // before the first): "Basic validation", "Bearer Tokens", "BASIC AUTH" or "Basic usage/examples"
@@ -335,10 +380,20 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // it (not a path's `…/token`; Basic as BASIC_SCHEME reads it).
   [
     new RegExp(
-      `\\b(Bearer|bearer|BEARER|${BASIC_SCHEME}|Token|TOKEN)[ \\t]+(?![ \\t])(?=[A-Za-z./-]{0,4096}[0-9_~+=]|(?<!(?:Token|TOKEN)[ \\t]{1,4096})(?:[A-Z./-]{0,4096}[a-z][a-z./-]{0,4096}[A-Z]|[./-]{0,4096}[A-Z][./-]{0,4096}[A-Z][A-Z./-]{0,4096}[a-z]))[A-Za-z0-9._~+/=-]{8,4096}`,
+      `\\b(Bearer|bearer|BEARER|${BASIC_SCHEME}|Token|TOKEN)[ \\t]+(?![ \\t])(?=${HAS_DIGIT_OR_SYMBOL}|(?<!(?:Token|TOKEN)[ \\t]{1,4096})${IN_NO_WORDS_CASE})[A-Za-z0-9._~+/=-]{8,4096}`,
       "g",
     ),
     `$1 ${MASK}`,
+  ],
+  // The same with the credential on the next line, after a shell's line continuation (`curl -H
+  // "Authorization: Bearer \⏎ eyJ…"`), whose `\` and line break stay; not a flag or a variable
+  // there (`TOKEN \⏎ --build-arg …`, `Bearer \⏎ $TOKEN`).
+  [
+    new RegExp(
+      `\\b(Bearer|bearer|BEARER|${BASIC_SCHEME}|Token|TOKEN)([ \\t]{0,4}\\\\\\r?\\n[ \\t]{0,64})(?![-$])(?=${HAS_DIGIT_OR_SYMBOL}|${IN_NO_WORDS_CASE})[A-Za-z0-9._~+/=-]{8,4096}`,
+      "g",
+    ),
+    `$1$2${MASK}`,
   ],
   // A Basic credential of letters in a word's case, all small or capitalised (`ajhodjpj`, base64
   // of `j8hv:c`; about one in 3,000 of those with no digit), which the shape before takes for a
@@ -362,21 +417,28 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     /(--(?:password|passwd|token|secret|api-key)[= ])(?:'(?!\$)[^'\n]{1,4096}'|"(?!\$)[^"\n]{1,4096}"|['"]?[^\s'"]{1,4096})/gi,
     `$1${MASK}`,
   ],
-  // A password as a client's own flag: `mysql -pX`, `docker login -p X`, `sshpass -p X`,
-  // `redis-cli -a X`, and a .netrc line.
+  // A password as a client's own flag: `mysql -pX`, `docker login -p X` (`-p=X` and `-pX` too, as
+  // its flags' parser reads them; `az login -p X`), `sshpass -p X`, `redis-cli -a X`, `zip -P X`,
+  // `7z a -pX`, `htpasswd -b FILE USER X`, and a .netrc line.
   [
     new RegExp(`(\\b(?:mysql|mysqldump|mariadb)\\b[^\\n;|&]{0,256}?[ \\t]-p)(?![ \\t])${PASSWORD_ARG}`, "g"),
     `$1${MASK}`,
   ],
   [
     new RegExp(
-      `(\\b(?:docker|podman|helm|oras)[ \\t]+(?:registry[ \\t]+)?login\\b[^\\n;|&]{0,256}?[ \\t]-p[ \\t]{1,4})${PASSWORD_ARG}`,
+      `(\\b(?:docker|podman|helm|oras|az)[ \\t]+(?:(?:registry|acr)[ \\t]+)?login\\b[^\\n;|&]{0,256}?[ \\t]-p(?:=|[ \\t]{1,4})?)${PASSWORD_ARG}`,
       "g",
     ),
     `$1${MASK}`,
   ],
   [new RegExp(`(\\bsshpass[ \\t]+-p[ \\t]{0,4})${PASSWORD_ARG}`, "g"), `$1${MASK}`],
   [new RegExp(`(\\bredis-cli\\b[^\\n;|&]{0,256}?[ \\t]-a[ \\t]{1,4})${PASSWORD_ARG}`, "g"), `$1${MASK}`],
+  [
+    new RegExp(`((?<![\\w.-])(?:un)?zip\\b[^\\n;|&]{0,256}?[ \\t]-P[ \\t]{0,4})${PASSWORD_ARG}`, "g"),
+    `$1${MASK}`,
+  ],
+  [new RegExp(`((?<![\\w.-])7z[arz]?\\b[^\\n;|&]{0,256}?[ \\t]-p)${PASSWORD_ARG}`, "g"), `$1${MASK}`],
+  [HTPASSWD, maskHtpasswd, /htpasswd/],
   [/(\bmachine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+)\S{1,256}/g, `$1${MASK}`],
   // Credentials as other clients' files and flags spell them: .npmrc's `_auth=`, a docker
   // config.json's `"auth"` (base64 of user:password; its quotes escaped too, as a CI script's
@@ -395,6 +457,44 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [/(--from-literal[= ]['"]?[^=\s'"]{1,253}=)(?!\$)[^\s'"]{1,4096}/g, `$1${MASK}`],
   [
     /(\baws[ \t]+configure[ \t]+set[ \t]+(?:[\w-]{1,64}\.)?aws_(?:secret_access_key|session_token)[ \t]+)['"]?(?!\$)[^\s'"]{1,4096}/g,
+    `$1${MASK}`,
+  ],
+  // Secrets a command stores: `gh secret set NAME --body X` (`-b X`, `<<< X`), an SSM parameter's
+  // `--value X` when it is a `--type SecureString` (a String's is configuration, an AMI id or a
+  // URL, which an auditor reads), Secrets Manager's `--secret-string X` (not a `file://` to read it
+  // from), openssl's `-passin pass:X` (not `env:` or `file:`), `npm config set
+  // //registry/:_authToken X`, and `vault login X` (not its `-` for stdin, nor a method's `k=v`).
+  [
+    new RegExp(
+      `(\\bgh[ \\t]+secret[ \\t]+set\\b${commandRest("gh")}(?:[ \\t](?:--body(?:=|[ \\t]{1,4})|-b(?:=|[ \\t]{0,4}))|<<<[ \\t]{0,4}))${PASSWORD_ARG}`,
+      "g",
+    ),
+    `$1${MASK}`,
+  ],
+  [
+    new RegExp(
+      `(\\baws[ \\t]+ssm[ \\t]+put-parameter\\b(?=${commandRest("aws")}[ \\t]--type(?:=|[ \\t]{1,4})['"]?SecureString\\b)${commandRest("aws")}[ \\t]--value(?:=|[ \\t]{1,4}))(?!['"]?fileb?://)${SECRET_ARG}`,
+      "g",
+    ),
+    `$1${MASK}`,
+  ],
+  [new RegExp(`(--secret-string(?:=|[ \\t]{1,4}))(?!['"]?fileb?://)${SECRET_ARG}`, "g"), `$1${MASK}`],
+  [
+    new RegExp(
+      `((?<![\\w-])-(?:passin|passout|pass|password|srppass)[ \\t]{1,4}['"]?pass:)(?:(?<='pass:)(?!\\$)[^'\\n]{1,256}(?=')|(?<="pass:)(?!\\$)[^"\\n]{1,256}(?=")|${PASSWORD_ARG})`,
+      "g",
+    ),
+    `$1${MASK}`,
+  ],
+  [
+    new RegExp(
+      `(\\b(?:npm|pnpm|yarn)[ \\t]+config[ \\t]+set[ \\t]+(?:-\\S{1,64}[ \\t]{1,4}){0,4}['"]?[^\\s='"]{0,512}(?:_authToken|_auth|_password|npmAuthToken|npmAuthIdent)['"]?[ \\t]{1,4})${PASSWORD_ARG}`,
+      "g",
+    ),
+    `$1${MASK}`,
+  ],
+  [
+    /(\bvault[ \t]+login(?:[ \t]{1,4}-{1,2}(?:[\w-]{1,64}=\S{0,256}|no-print|no-store|non-interactive)){0,8}[ \t]{1,4})(?![-$]|['"]\$)(?:'[^'\n=]{1,256}'|"[^"\n=]{1,256}"|[^\s'"=;|&()<>`]{1,256}(?![^\s'";|&()<>`]))/g,
     `$1${MASK}`,
   ],
   // A connection string's `Pwd=` (ODBC, SQL Server) and Azure Storage's `AccountKey=`: a segment

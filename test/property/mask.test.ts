@@ -221,6 +221,7 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
         "Set-Cookie: sid=",
         '"Cookie": "a=b; sid=',
         "{'set-cookie': 'sid=",
+        '{\\"Cookie\\": \\"a=b; sid=',
       ),
       chars(`${ALNUM}!#$%&*+-./:<=>?@^_|~`, 12, 40),
     )
@@ -243,6 +244,29 @@ const credential: fc.Arbitrary<Credential> = fc.oneof(
       fc.constantFrom("'", '"'),
     )
     .chain(([[flag, user], q]) => shaped(`${flag}${q}${user}correct horse `, withDigit(ALNUM, 12, 40), q)),
+  // A secret a command stores or logs in with (`gh secret set`, Secrets Manager, openssl, zip, …).
+  fc
+    .constantFrom(
+      "gh secret set API_KEY --body ",
+      "gh secret set API_KEY -b ",
+      "gh secret set API_KEY <<< ",
+      "aws ssm put-parameter --name /p --type SecureString --value ",
+      "aws secretsmanager create-secret --name p --secret-string ",
+      "openssl rsa -in k.pem -passin pass:",
+      "zip -r -P ",
+      "7z a -p",
+      "htpasswd -bc .htpasswd admin ",
+      "htpasswd -nbB admin ",
+      "az login -u me -p ",
+      "docker login -u me -p=",
+      "docker login -u me -p",
+      "vault login ",
+      "npm config set //registry.npmjs.org/:_authToken ",
+      "Authorization: Bearer \\\n  ",
+    )
+    .chain((p) => shaped(p, withDigit(ALNUM, 12, 40))),
+  shaped("hvs.", chars(`${ALNUM}_-`, 24, 90)),
+  shaped("https://api.telegram.org/bot123456789:", chars(`${ALNUM}_-`, 35, 35), "/sendMessage"),
   shaped("export DB_PASSWORD=", withDigit(ALNUM, 12, 40)),
   shaped("ENCRYPTION_KEY=", withDigit(ALNUM, 12, 40)),
   shaped('"password": "', withDigit(ALNUM, 12, 40), '"'),

@@ -330,6 +330,86 @@ describe("maskString", () => {
       expect(maskString(text), text).toBe(masked);
   });
 
+  it("masks the secrets a command stores, signs with or logs in with, and leaves its flags and variables", () => {
+    // A review of the commands an agent runs: each secret showed.
+    for (const [text, masked] of [
+      ["gh secret set API_KEY --body S3cr3tValue", `gh secret set API_KEY --body ${MASK}`],
+      ["gh secret set API_KEY -b S3cr3tValue --repo o/r", `gh secret set API_KEY -b ${MASK} --repo o/r`],
+      ["gh secret set API_KEY -bS3cr3tValue", `gh secret set API_KEY -b${MASK}`],
+      [
+        'gh secret set API_KEY --env prod --body "correct horse"',
+        `gh secret set API_KEY --env prod --body ${MASK}`,
+      ],
+      ["gh secret set API_KEY <<< 'S3cr3tValue'", `gh secret set API_KEY <<< ${MASK}`],
+      [
+        "aws ssm put-parameter --name /prod/db --type SecureString --value S3cr3tValue",
+        `aws ssm put-parameter --name /prod/db --type SecureString --value ${MASK}`,
+      ],
+      [
+        "aws ssm put-parameter \\\n  --name /prod/db \\\n  --value 'S3cr3t Value' \\\n  --type SecureString",
+        `aws ssm put-parameter \\\n  --name /prod/db \\\n  --value ${MASK} \\\n  --type SecureString`,
+      ],
+      [
+        "aws secretsmanager create-secret --name prod/db --secret-string S3cr3tValue",
+        `aws secretsmanager create-secret --name prod/db --secret-string ${MASK}`,
+      ],
+      [
+        `aws secretsmanager put-secret-value --secret-id prod/db --secret-string '{"user":"app","pw":"S3cr3tValue"}'`,
+        `aws secretsmanager put-secret-value --secret-id prod/db --secret-string ${MASK}`,
+      ],
+      [
+        "openssl pkcs12 -export -in c.pem -passout pass:S3cr3tValue -out c.p12",
+        `openssl pkcs12 -export -in c.pem -passout pass:${MASK} -out c.p12`,
+      ],
+      ['openssl rsa -in k.pem -passin "pass:correct horse"', `openssl rsa -in k.pem -passin "pass:${MASK}"`],
+      ["zip -r -P S3cr3tValue out.zip dir", `zip -r -P ${MASK} out.zip dir`],
+      ["unzip -P S3cr3tValue out.zip", `unzip -P ${MASK} out.zip`],
+      ["7z a -pS3cr3tValue out.7z dir", `7z a -p${MASK} out.7z dir`],
+      ["htpasswd -bc .htpasswd admin S3cr3tValue", `htpasswd -bc .htpasswd admin ${MASK}`],
+      ["htpasswd -nbB admin S3cr3tValue > .htpasswd", `htpasswd -nbB admin ${MASK} > .htpasswd`],
+      ["htpasswd -B -C 12 -b .htpasswd admin S3cr3tValue", `htpasswd -B -C 12 -b .htpasswd admin ${MASK}`],
+      [
+        "az login --service-principal -u app -p S3cr3tValue --tenant t",
+        `az login --service-principal -u app -p ${MASK} --tenant t`,
+      ],
+      ["docker login -u me -p=S3cr3tValue ghcr.io", `docker login -u me -p=${MASK} ghcr.io`],
+      ["docker login -u me -pS3cr3tValue ghcr.io", `docker login -u me -p${MASK} ghcr.io`],
+      ["vault login s.AbCdEf0123456789ghij", `vault login ${MASK}`],
+      ["vault login -no-print s.AbCdEf0123456789ghij", `vault login -no-print ${MASK}`],
+      ["echo hvs.CAESIJ1abcdefghijklmnopqrstuvw | vault login -", `echo ${MASK} | vault login -`],
+      ["VAULT_TOKEN=hvb.AAAAAQJabcdefghijklmnopqrst vault kv get x", `VAULT_TOKEN=${MASK} vault kv get x`],
+      [
+        "npm config set //registry.npmjs.org/:_authToken S3cr3tValue",
+        `npm config set //registry.npmjs.org/:_authToken ${MASK}`,
+      ],
+      [
+        "curl https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage -d chat_id=1",
+        `curl https://api.telegram.org/bot${MASK}/sendMessage -d chat_id=1`,
+      ],
+      [
+        'curl -d "{\\"Cookie\\": \\"sid=S3cr3tValue; theme=dark\\"}" https://x',
+        `curl -d "{\\"Cookie\\": \\"sid=${MASK}; theme=${MASK}\\"}" https://x`,
+      ],
+      [
+        'curl -H "Authorization: Bearer \\\n  S3cr3tValue0123" https://x',
+        `curl -H "Authorization: Bearer \\\n  ${MASK}" https://x`,
+      ],
+      // Variables, flags alone, help, a file to read the secret from, another command's -p.
+      ['gh secret set API_KEY --body "$API_KEY" && gh secret set --help', ""],
+      ["gh secret set API_KEY < key.txt && gh secret list", ""],
+      ["aws ssm put-parameter --name /ami --type String --value ami-0abc1234", ""],
+      ["aws secretsmanager create-secret --name prod/db --secret-string file://secret.json", ""],
+      ["openssl rsa -in k.pem -passin env:KEY_PASS -passout file:pw.txt", ""],
+      ['zip -r out.zip dir && 7z a -p out.7z dir && htpasswd -nb admin "$PW"', ""],
+      ["htpasswd -c .htpasswd admin && docker run -p 8080:80 img", ""],
+      ['vault login "$VAULT_TOKEN" && vault login -method=userpass username=me && vault login -', ""],
+      ['npm config set //registry.npmjs.org/:_authToken "$NPM_TOKEN"', ""],
+      ["see https://core.telegram.org/bots/api", ""],
+      ["curl -H 'Authorization: Bearer \\\n  $TOKEN' https://x && ARG TOKEN \\\n  --build-arg X", ""],
+    ] as const)
+      expect(maskString(text), text).toBe(masked || text);
+  });
+
   it("masks a header in brackets up to its closing ones, which stay", () => {
     for (const [text, masked] of [
       ["[X-Api-Key: abc123def456ghi789]", `[X-Api-Key: ${MASK}]`],
@@ -1002,6 +1082,25 @@ describe("the quick test before the shapes", () => {
     "abcdefghij_-+/=",
     " ",
     "rm -rf /",
+    "gh secret set X",
+    " --body ",
+    " -b",
+    " <<< ",
+    "aws ssm put-parameter",
+    " --type SecureString",
+    " --value ",
+    "--secret-string ",
+    " -passin pass:",
+    "zip -P ",
+    "7z a -p",
+    "htpasswd -nb u ",
+    "az login -p=",
+    "vault login ",
+    "hvs.",
+    "npm config set //r/:_authToken ",
+    "api.telegram.org/bot1:",
+    '\\"Cookie\\": \\"',
+    "Bearer \\\n",
   ];
   const text = fc
     .array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 6 })), { maxLength: 24 })
@@ -1055,6 +1154,18 @@ describe("the quick test before the shapes", () => {
       "https://h/login?pass=x",
       "https://h/v1?key=x",
       "https://h/v1?q=1&amp;key=x",
+      "gh secret set X -b abc",
+      "aws ssm put-parameter --type SecureString --value abc",
+      "--secret-string abc",
+      "-passin pass:abc",
+      "zip -P abc",
+      "7z a -pabc",
+      "htpasswd -nb u abc",
+      "vault login abc",
+      "hvs.abcdefghijklmnopqrstuvwxyz",
+      "npm config set //r/:_authToken abc",
+      "api.telegram.org/bot1:abcdefghijklmnopqrstuvwxyz",
+      "Bearer \\\n abcdefgh1",
     ];
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
