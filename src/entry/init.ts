@@ -38,6 +38,7 @@ import { didYouMean, notOneOf } from "./arg-errors.js";
 import { makeDirectory } from "./make-directory.js";
 import { loopbackName } from "./node-listener.js";
 import { type CommandIo, schemeHint } from "./send.js";
+import { shellQuote } from "./shell-word.js";
 import { UsageError } from "./usage-error.js";
 
 type InitClient = "claude-code" | "deepcode" | "deepagents" | "deepagents-legacy";
@@ -417,7 +418,7 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
       "when the gateway is down or slower than the timeout, Claude Code lets the action through; --fail-closed blocks PreToolUse instead",
     );
   }
-  notes.push(`check the setup with: hookgate doctor --url ${url}`);
+  notes.push(`check the setup with: hookgate doctor --url ${shellQuote(url)}`);
   return { config, notes };
 }
 
@@ -448,7 +449,7 @@ function deepcode(options: InitOptions, notes: string[]): InitOutput {
       "deepcode has no onFailure: --fail-closed changes nothing here. deepcode already blocks on a non-2xx answer, but a gateway it cannot reach lets the action through",
     );
   }
-  notes.push(`check the setup with: hookgate doctor --url ${url}`);
+  notes.push(`check the setup with: hookgate doctor --url ${shellQuote(url)}`);
   return { config, notes };
 }
 
@@ -529,7 +530,7 @@ function deepagents(options: InitOptions, notes: string[]): InitOutput {
       "PreToolUse exits 2 when the gateway cannot be reached, something in front of it answers an HTTP error, or the answer is not the gateway's (a redirect, a page), which deepagents reads as a block",
     );
   }
-  notes.push(`check the setup with: HOOKGATE_AUTH=… hookgate doctor --url ${url}`);
+  notes.push(`check the setup with: HOOKGATE_AUTH=… hookgate doctor --url ${shellQuote(url)}`);
   return { config: { hooks }, notes };
 }
 
@@ -700,11 +701,6 @@ function isPrivateIpv4(host: string): boolean {
     (a === 169 && b === 254) ||
     (a === 100 && b >= 64 && b <= 127)
   );
-}
-
-/** One POSIX shell word. */
-export function shellQuote(text: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -63,6 +63,7 @@ import {
 import { makeDirectory } from "./make-directory.js";
 import { hookListener, loopbackHost, loopbackName, parserRefusals } from "./node-listener.js";
 import { openNamed } from "./open-named.js";
+import { shellQuote } from "./shell-word.js";
 
 export interface ServeOptions {
   readonly policyPath: string;
@@ -567,7 +568,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         path: options.policyPath,
         problems: listed,
         ...(more > 0 ? { moreProblems: more } : {}),
-        fix: `fix ${options.policyPath} (hookgate check ${options.policyPath} lists the same problems) and send SIGHUP again; until then the running policy answers`,
+        fix: `fix ${options.policyPath} (hookgate check ${shellQuote(options.policyPath)} lists the same problems) and send SIGHUP again; until then the running policy answers`,
       });
       // Counted too: a deploy whose new policy never took is otherwise seen only in the log.
       metrics.increment("hookgate_policy_reloads_total", { outcome: "failed" });

@@ -26,6 +26,7 @@ import { catchEarlyStop, releaseEarlyStop, takeEarlyHangup } from "./early-hangu
 import { NO_HTTP_IN_CLAUDE_CODE } from "./init.js";
 import { startGateway } from "./node.js";
 import { type Env, tokenFromEnv } from "./send.js";
+import { shellQuote } from "./shell-word.js";
 import { UsageError } from "./usage-error.js";
 
 export async function serveCommand(args: readonly string[], io: Io): Promise<number> {
@@ -135,7 +136,7 @@ export async function checkCommand(args: readonly string[], io: Io): Promise<num
     (report, issues) =>
       io.out(
         holdsCases(issues)
-          ? `${report}${file} holds "cases", so it is a cases file, not a policy: run hookgate test POLICY ${file}\n`
+          ? `${report}${file} holds "cases", so it is a cases file, not a policy: run hookgate test POLICY ${shellQuote(file)}\n`
           : report,
       ),
     1,

@@ -71,6 +71,16 @@ describe("hookgate check", () => {
     });
   });
 
+  it("quotes a cases file's path with a space in the test command it names", async () => {
+    // `run hookgate test POLICY my cases.json` pasted gave test a file "my" and a file "cases.json".
+    const cases = file("my cases.json", readFileSync(join(ROOT, "examples/policy.test.json"), "utf8"));
+    const { code, stdout } = await runCli(["check", cases]);
+    expect(code).toBe(1);
+    expect(stdout).toContain(
+      `${cases} holds "cases", so it is a cases file, not a policy: run hookgate test POLICY '${cases}'\n`,
+    );
+  });
+
   it("warns about an env: reference that is no shell's variable name, in a sink and a model", async () => {
     const policy = file("env-names.json", {
       version: 1,

@@ -573,6 +573,25 @@ describe("hookgate init --client claude-code", { timeout: 90_000 }, () => {
     expect(stderr).toMatch(/managed-settings\.json/);
   });
 
+  it("quotes the URL of the doctor command it suggests, as it quotes the send command's", async () => {
+    // `doctor --url http://…/claude-code?team=a&b` pasted ran doctor on the URL up to the & in
+    // the background; a space in the query split it into an argument doctor refuses.
+    const query = "?team=platform&note=a b";
+    const checks = await Promise.all(
+      (["claude-code", "deepcode", "deepagents"] as const).map(async (client) => {
+        const hookUrl = `${server.url}/v1/hooks/${client}${query}`;
+        const { stderr } = await init(["--client", client, "--url", hookUrl]);
+        return { client, hookUrl, suggested: /hookgate doctor --url (.*)$/m.exec(stderr)?.[1] };
+      }),
+    );
+    for (const { client, hookUrl, suggested } of checks) {
+      expect(suggested, client).toBe(`'${hookUrl}'`);
+      expect(execFileSync("sh", ["-c", `printf %s ${suggested}`], { encoding: "utf8" }), client).toBe(
+        hookUrl,
+      );
+    }
+  });
+
   it("refuses what cannot work", async () => {
     const refused = [
       ["--url", url()],

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, it, vi } from "vitest";
+import { shellQuote } from "../../src/entry/shell-word.js";
 import { BIN, childEnv, endProcess, ROOT, startServerProcess } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
 
@@ -946,13 +947,30 @@ describe("a reload of a path that is no longer a file", () => {
         policy: running,
         path,
         problems: [`$: cannot read ${path}: it is a FIFO, not a regular file`],
-        fix: `fix ${path} (hookgate check ${path} lists the same problems) and send SIGHUP again; until then the running policy answers`,
+        fix: `fix ${path} (hookgate check ${shellQuote(path)} lists the same problems) and send SIGHUP again; until then the running policy answers`,
       });
       expect((await hook(gateway.url)).status).toBe(200);
       unlinkSync(path);
       writeFileSync(path, policyWith(1, "after"));
       expect(await gateway.reload()).toEqual([]);
       expect(gateway.policy().rules).toHaveLength(8);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("names the check command of a policy path with a space or a quote as a shell reads it", async () => {
+    // `hookgate check /srv/team's policy.json` pasted from the line was an unclosed quote.
+    const { gateway, path, logs } = await gatewayIn("team's policy");
+    try {
+      writeFileSync(path, '{"version": 1, "rules": [{"id": "x", "on": "PreToolUse", "decide": "nope"}]}');
+      expect(await gateway.reload()).not.toEqual([]);
+      const fix = logs.find((l) => l.msg === "policy reload failed; keeping the running policy")?.fields?.fix;
+      const quoted = `'${path.replaceAll("'", `'\\''`)}'`;
+      expect(fix).toBe(
+        `fix ${path} (hookgate check ${quoted} lists the same problems) and send SIGHUP again; until then the running policy answers`,
+      );
+      expect(execFileSync("sh", ["-c", `printf %s ${quoted}`], { encoding: "utf8" })).toBe(path);
     } finally {
       await gateway.close();
     }

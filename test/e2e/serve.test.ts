@@ -6,6 +6,7 @@ import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { Agent, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shellQuote } from "../../src/entry/shell-word.js";
 import { ROOT, type ServerProcess, startServerProcess } from "../support/process.js";
 import { sendRaw } from "../support/raw-http.js";
 import { tempDir } from "../support/temp.js";
@@ -174,7 +175,7 @@ describe("policy reload on SIGHUP", () => {
     const policyPath = join(dir, "policy.json");
     expect(failed.path).toBe(policyPath);
     expect(failed.fix).toBe(
-      `fix ${policyPath} (hookgate check ${policyPath} lists the same problems) and send SIGHUP again; until then the running policy answers`,
+      `fix ${policyPath} (hookgate check ${shellQuote(policyPath)} lists the same problems) and send SIGHUP again; until then the running policy answers`,
     );
     const still = await send("make deploy");
     expect(still.policy).toBe(after.policy);
