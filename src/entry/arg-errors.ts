@@ -8,6 +8,7 @@
 import { namesStartedBy, nearestName } from "../core/closest-name.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { COMMAND_HELP, type CommandName } from "./help.js";
+import { UsageError } from "./usage-error.js";
 
 /** Commands whose policy file is their first argument: `--policy` there is the other commands' habit. */
 const POLICY_ARGUMENT: Partial<Record<CommandName, string>> = {
@@ -96,6 +97,16 @@ function optionMeant(option: string, options: readonly string[]): string {
 /** The refusal of an option's value outside its fixed set (`--client claud`), with the one it most likely meant. */
 export function notOneOf(option: string, value: string, among: readonly string[]): string {
   return `${option} ${value} is not one of ${among.join(", ")}${didYouMean(value, among)}`;
+}
+
+/**
+ * Refuses an option given an empty value, as an unset variable gives it (`--data-dir "$DIR"`):
+ * read as the option left out it does what was not asked (egress-check with no allowlist), and
+ * as a file named "" it fails with a message naming neither the file nor the option. `fix` says
+ * what to give instead.
+ */
+export function refuseEmpty(option: string, value: string | undefined, fix: string): void {
+  if (value?.trim() === "") throw new UsageError(`${option} is empty (an unset variable?): ${fix}`);
 }
 
 /** An error of node:util's parseArgs: a command line the command's options do not take. */

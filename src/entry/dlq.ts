@@ -21,7 +21,7 @@ import { errorMessage } from "../core/errors.js";
 import { escapeControls } from "../core/escape-controls.js";
 import { maskString } from "../core/mask.js";
 import { type DeadSwept, type Queue, sweptBefore, UNREADABLE_PREFIX } from "../core/queue.js";
-import { didYouMean } from "./arg-errors.js";
+import { didYouMean, refuseEmpty } from "./arg-errors.js";
 import { UsageError } from "./usage-error.js";
 
 export async function dlqCommand(
@@ -66,6 +66,18 @@ export async function dlqCommand(
     if (values.all && values.id) throw new UsageError(`dlq ${sub} takes --id or --all, not both`);
   }
   if (values.policy !== undefined && sub !== "replay") throw new UsageError(`dlq ${sub} takes no --policy`);
+  // An unset variable's: "cannot read : ENOENT" and "no queue at queue.sqlite" named no option,
+  // and an empty --data-dir was the working directory, whose queue.sqlite may be another's.
+  refuseEmpty(
+    "--policy",
+    values.policy,
+    "give the policy file, or leave --policy out to replay every dead letter",
+  );
+  refuseEmpty(
+    "--data-dir",
+    values["data-dir"],
+    "give the --data-dir that hookgate serve uses, or leave it out for .hookgate",
+  );
   const sinks = values.policy === undefined ? undefined : await policySinks(values.policy, io);
   if (typeof sinks === "number") return sinks;
   const queue = await openQueue(values);

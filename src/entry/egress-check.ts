@@ -16,6 +16,7 @@ import { compileEgressPolicy } from "../core/egress/policy.js";
 import { compileAllowlist } from "../core/egress/url.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
+import { refuseEmpty } from "./arg-errors.js";
 import type { Io } from "./cli.js";
 import { loadCommandPolicy } from "./command-policy.js";
 import { UsageError } from "./usage-error.js";
@@ -43,10 +44,7 @@ export async function egressCheckCommand(args: readonly string[], io: Io): Promi
 
   // An empty --policy (an unset variable: `--policy "$POLICY"`) read as none judged the URL with
   // no allowlist, so a CI gate passed a URL the policy denies.
-  if (values.policy?.trim() === "")
-    throw new UsageError(
-      "--policy is empty (an unset variable?): give the policy file, or leave --policy out",
-    );
+  refuseEmpty("--policy", values.policy, "give the policy file, or leave --policy out");
   let egress: PolicyDocument["egress"] = values.allow ? { allowedHttpHookUrls: [] } : undefined;
   if (values.policy !== undefined) {
     // Loaded as `serve` and `check` load it: a policy the gateway refuses (a repeated rule id,

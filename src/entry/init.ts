@@ -34,7 +34,7 @@ import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { jsonProblem } from "../core/json-text.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
-import { didYouMean, notOneOf } from "./arg-errors.js";
+import { didYouMean, notOneOf, refuseEmpty } from "./arg-errors.js";
 import { makeDirectory } from "./make-directory.js";
 import { loopbackName } from "./node-listener.js";
 import { type CommandIo, schemeHint } from "./send.js";
@@ -270,8 +270,7 @@ export async function initCommand(
   }
   // An empty --write (an unset variable: `--write "$SETTINGS"`) read as none printed the
   // configuration and exited 0, so a set-up script went on with no hooks written.
-  if (values.write?.trim() === "")
-    throw new UsageError("--write is empty (an unset variable?): give the settings file to merge into");
+  refuseEmpty("--write", values.write, "give the settings file to merge into");
   if (values.managed && client !== "claude-code") {
     throw new UsageError("--managed is Claude Code's managed settings; other clients have none");
   }

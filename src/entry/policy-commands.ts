@@ -19,7 +19,7 @@ import { lintPolicy } from "../core/policy-lint.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { simulation } from "../http/app.js";
 import { bodyFromBytes } from "../http/read-body.js";
-import { notOneOf } from "./arg-errors.js";
+import { notOneOf, refuseEmpty } from "./arg-errors.js";
 import type { Io } from "./cli.js";
 import { holdsCases, loadCommandPolicy } from "./command-policy.js";
 import { catchEarlyStop, releaseEarlyStop, takeEarlyHangup } from "./early-hangup.js";
@@ -49,6 +49,13 @@ export async function serveCommand(args: readonly string[], io: Io): Promise<num
   if (values.host !== undefined && values.host.trim() === "")
     throw new UsageError("--host is empty: give an address to listen on (127.0.0.1 by default)");
   if (values.host !== undefined) checkHostForm(values.host);
+  // "cannot use the data dir  (ENOENT…)" named no option.
+  refuseEmpty(
+    "--data-dir",
+    values["data-dir"],
+    "give the folder for the queue and sessions, or leave it out for .hookgate",
+  );
+  refuseEmpty("--record", values.record, "give the file to record hooks to, or leave --record out");
   // SIGHUP's default is to end the process: it is caught from the start, and one that comes
   // while the policy first loads is a reload once the gateway runs (a deploy may send it early).
   let reload: (() => void) | undefined;

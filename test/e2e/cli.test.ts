@@ -566,6 +566,9 @@ describe("hookgate serve's options", () => {
   it.each([
     [["--host", ""], /--host is empty/],
     [["--host", "  "], /--host is empty/],
+    // "cannot use the data dir  (ENOENT…)" and "cannot record to  (ENOENT…)", two spaces and no option.
+    [["--data-dir", ""], /^hookgate: --data-dir is empty \(an unset variable\?\): /],
+    [["--record", ""], /^hookgate: --record is empty \(an unset variable\?\): /],
     [["--port", ""], /--port "" is not a port/],
     [["--port", "0x50"], /--port "0x50" is not a port/],
     [["--port", "1e3"], /--port "1e3" is not a port/],
@@ -821,6 +824,35 @@ describe("hookgate dlq's command line", () => {
       const result = await runMain(["dlq", "drop", "--all", ...sqs, "--data-dir", dataDir]);
       expect([result.code, result.stdout], sqs.join(" ")).toEqual([2, ""]);
       expect(result.stderr.split("\n")[0]).toContain(`hookgate: ${problem}`);
+    }
+    const listed = await runMain(["dlq", "list", "--json", "--data-dir", dataDir]);
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id)).toEqual(["job-1"]);
+  });
+
+  it("takes an empty --policy or --data-dir (an unset variable) for a mistake, naming the option", async () => {
+    const dataDir = await dataDirWithDeadLetter();
+    for (const [args, problem] of [
+      // "cannot read : ENOENT…", naming no option.
+      [
+        ["replay", "--all", "--policy", "", "--data-dir", dataDir],
+        "--policy is empty (an unset variable?): give the policy file, or leave --policy out to replay every dead letter",
+      ],
+      // "no queue at queue.sqlite", or the queue.sqlite of the working directory if it held one.
+      [
+        ["list", "--data-dir", ""],
+        "--data-dir is empty (an unset variable?): give the --data-dir that hookgate serve uses, or leave it out for .hookgate",
+      ],
+      [
+        ["drop", "--all", "--data-dir", " "],
+        "--data-dir is empty (an unset variable?): give the --data-dir that hookgate serve uses, or leave it out for .hookgate",
+      ],
+    ] as const) {
+      const result = await runMain(["dlq", ...args]);
+      expect([result.code, result.stdout, result.stderr.split("\n")[0]], args.join(" ")).toEqual([
+        2,
+        "",
+        `hookgate: ${problem}`,
+      ]);
     }
     const listed = await runMain(["dlq", "list", "--json", "--data-dir", dataDir]);
     expect((JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id)).toEqual(["job-1"]);
