@@ -175,7 +175,7 @@ export async function replayCommand(
             ? `${tally.skipped} other line${tally.skipped > 1 ? "s" : ""}${cut}`
             : "it is empty";
         io.err(
-          `hookgate: ${file} holds no hook records (${held}): record with \`hookgate serve --record FILE\`, or export the "hook record" log lines (see README)\n`,
+          `hookgate: ${nameOf(file)} holds no hook records (${held}): record with \`hookgate serve --record FILE\`, or export the "hook record" log lines (see README)\n`,
         );
         return 1;
       }

@@ -1002,6 +1002,10 @@ describe("hookgate replay", () => {
     const nothing = await runCli(["replay", "--policy", CANDIDATE, empty]);
     expect(nothing.code).toBe(1);
     expect(nothing.stderr).toMatch(/empty\.jsonl holds no hook records \(it is empty\)/);
+    // stdin is named as replay's other messages name it: "- holds no hook records" read as a typo.
+    const piped = await runCli(["replay", "--policy", CANDIDATE, "-"], "");
+    expect(piped).toMatchObject({ code: 1, stdout: "" });
+    expect(piped.stderr).toMatch(/^hookgate: stdin \(-\) holds no hook records \(it is empty\): /);
   });
 
   it("says so when a record is cut short, and replays the rest", async () => {
