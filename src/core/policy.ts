@@ -490,6 +490,10 @@ function explained(
   }
   if (meant.length === 0) {
     const kinds = [...new Set(issue.errors.flatMap(expectedKinds))];
+    // A number past a double's range (`"x": 1e400`) is a number as written, read as infinity: the
+    // number form refused its size, not its kind, which the list of kinds would say it has.
+    if (typeof at === "number" && !Number.isFinite(at) && kinds.some((kind) => kind.endsWith(" number")))
+      return { path, message: wrongType("number", at) };
     return {
       path,
       message: `must be ${kinds.slice(0, -1).join(", ")}${kinds.length > 1 ? " or " : ""}${kinds.at(-1)}`,

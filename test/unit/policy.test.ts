@@ -665,6 +665,14 @@ describe("schema messages that say what to fix (a hunt)", () => {
       "$.rules[0].reason: must be a string, not a number too large to read (it reads as infinity)",
       "$.models.m.cacheTtlSeconds: is too large a number: past about 1.8e308 it reads as infinity; write a smaller one",
     ]);
+    // A where literal takes a number among other kinds: `"x": 1e400` was told it "must be a
+    // string, a number, true or false, null or an object", which it is, as written.
+    const where =
+      '{"version": 1, "rules": [{"id": "a", "on": "PreToolUse", "decide": "deny", "where": {"x": 1e400, "y": -1e999}}]}';
+    expect((await problemsOf(where)).map((p) => `${p.path}: ${p.message}`)).toEqual([
+      "$.rules[0].where.x: is too large a number: past about 1.8e308 it reads as infinity; write a smaller one",
+      "$.rules[0].where.y: is too large a number: past about 1.8e308 it reads as infinity; write a smaller one",
+    ]);
   });
 
   it("never quotes a value of the wrong type where a secret is written (a token, a URL, a header, a key)", async () => {
