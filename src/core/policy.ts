@@ -448,12 +448,15 @@ function explained(
     // `{"regx": "^/srv"}` is an operator mistyped: the dotted path alone would name a field no
     // event has, a condition that loads and never holds.
     const meant = issue.keys.flatMap((k) => {
+      const negated = negatedOperator(k);
       const near = meantOperator(k, valueAt(at, [k]).at, at);
-      return near === undefined ? [] : [issue.keys.length === 1 ? `"${near}"` : `"${near}" for "${k}"`];
+      const shown = negated !== undefined ? `{"not": {"${negated}": …}}` : near && `"${near}"`;
+      return shown === undefined ? [] : [issue.keys.length === 1 ? shown : `${shown} for "${k}"`];
     });
     const nested =
       path.length === 4 &&
       key !== undefined &&
+      negatedOperator(key) === undefined &&
       isRecord(at) &&
       !Object.keys(at).some((k) => operators.includes(k))
         ? `; ${meant.length > 0 ? "or, " : ""}to test a field inside ${JSON.stringify(path[3])}, write its dotted path as the where key: ${JSON.stringify(`${String(path[3])}.${key}`)}`
@@ -597,6 +600,17 @@ function meantOperator(key: string, value: unknown, held: unknown): string | und
   const operators: readonly string[] = WHERE_OPERATORS;
   const condition = isRecord(value) && Object.keys(value).some((k) => operators.includes(k));
   return condition && near !== "not" ? undefined : near;
+}
+
+/**
+ * The operator a key negates by its name (`notin`, `not_equals`, `notContains`), as other query
+ * languages write a negation in one key; a where condition writes it as `not` around the
+ * operator. Such a key is an operator meant, not a field nested in the condition: its dotted
+ * path would name a field no event has.
+ */
+function negatedOperator(key: string): string | undefined {
+  const negated = /^not[_-]?(.+)$/i.exec(key)?.[1]?.toLowerCase();
+  return WHERE_OPERATORS.find((op) => op !== "not" && op.toLowerCase() === negated);
 }
 
 /** What a form that refused a value by its type expected, as a message names it. */

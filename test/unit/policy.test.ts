@@ -751,6 +751,32 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("says a negation written as one key is not around the operator, with no dotted path", async () => {
+    // `{"notin": […]}` listed the operators, then said to write "tool_input.command.notin" as a
+    // where key: a field no event has, a condition that loads and never holds.
+    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
+    expect(
+      await messagesOf({
+        rules: [
+          {
+            id: "a",
+            on: "PreToolUse",
+            decide: "deny",
+            where: {
+              "tool_input.command": { notin: ["ls", "pwd"] },
+              cwd: { not_startsWith: "/srv" },
+              tool_input: { notEquals: 1 },
+            },
+          },
+        ],
+      }),
+    ).toEqual([
+      `$.rules[0].where["tool_input.command"]: unknown key "notin" (did you mean {"not": {"in": …}}?): a where condition is a literal or an object with one of ${operators}`,
+      `$.rules[0].where.cwd: unknown key "not_startsWith" (did you mean {"not": {"startsWith": …}}?): a where condition is a literal or an object with one of ${operators}`,
+      `$.rules[0].where.tool_input: unknown key "notEquals" (did you mean {"not": {"equals": …}}?): a where condition is a literal or an object with one of ${operators}`,
+    ]);
+  });
+
   it("names no operator the condition already has as the one a mistyped key means", async () => {
     // `{"regex": "^/srv", "regx": "b"}` was told `did you mean "regex"?`: renamed so, the
     // condition would hold "regex" twice.
