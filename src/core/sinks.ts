@@ -1071,7 +1071,7 @@ function describeDiscordError(message: string, json: Readonly<Record<string, unk
   // API v6 (an unversioned URL, Discord's default) states a refused field in its older form,
   // without `message` or `code`: `{"content": ["Must be 2000 or fewer in length."]}`.
   if (json.message === undefined && json.code === undefined) {
-    const fields = discordV6FieldErrors(json, [], []);
+    const fields = discordFieldErrors(json, [], []);
     if (fields.length > 0) return fields.join("; ");
   }
   const code = typeof json.code === "number" ? ` (code ${json.code})` : "";
@@ -1079,44 +1079,33 @@ function describeDiscordError(message: string, json: Readonly<Record<string, unk
   return fields.length === 0 ? `${message}${code}` : `${message}${code}: ${fields.join("; ")}`;
 }
 
-/** The first few `_errors` of Discord's nested `errors` object, each with its field's path. */
+/**
+ * The first few refused fields of Discord's nested `errors` object, each with its path: its
+ * `_errors` (API v8 and later), or, in API v6's older form, a field's list of messages, where a
+ * list's refused items are named by their indexes alone (`{"embeds": ["0"]}`, the first embed).
+ */
 function discordFieldErrors(errors: unknown, path: readonly string[], out: string[]): string[] {
   if (!isRecord(errors) || path.length > 12) return out;
   for (const [key, value] of Object.entries(errors)) {
     if (out.length >= 3) break;
-    if (key !== "_errors") {
+    if (key === "_errors") {
+      for (const error of Array.isArray(value) ? value : []) {
+        if (!isRecord(error) || out.length >= 3) continue;
+        const said = typeof error.message === "string" ? error.message : "refused";
+        const named = typeof error.code === "string" ? ` (${error.code})` : "";
+        out.push(`${path.length === 0 ? "the body" : path.join(".")}: ${said}${named}`);
+      }
+    } else if (Array.isArray(value)) {
+      for (const said of value) {
+        if (typeof said !== "string" || out.length >= 3) continue;
+        out.push(
+          /^\d+$/.test(said)
+            ? `${[...path, key, said].join(".")}: refused`
+            : `${[...path, key].join(".")}: ${said}`,
+        );
+      }
+    } else {
       discordFieldErrors(value, [...path, key], out);
-      continue;
-    }
-    for (const error of Array.isArray(value) ? value : []) {
-      if (!isRecord(error) || out.length >= 3) continue;
-      const said = typeof error.message === "string" ? error.message : "refused";
-      const named = typeof error.code === "string" ? ` (${error.code})` : "";
-      out.push(`${path.length === 0 ? "the body" : path.join(".")}: ${said}${named}`);
-    }
-  }
-  return out;
-}
-
-/**
- * The first few fields of an API v6 error body, each with its path and messages; a list's refused
- * items are named by their indexes alone (`{"embeds": ["0"]}`, the first embed).
- */
-function discordV6FieldErrors(errors: unknown, path: readonly string[], out: string[]): string[] {
-  if (!isRecord(errors) || path.length > 12) return out;
-  for (const [key, value] of Object.entries(errors)) {
-    if (out.length >= 3) break;
-    if (!Array.isArray(value)) {
-      discordV6FieldErrors(value, [...path, key], out);
-      continue;
-    }
-    for (const said of value) {
-      if (typeof said !== "string" || out.length >= 3) continue;
-      out.push(
-        /^\d+$/.test(said)
-          ? `${[...path, key, said].join(".")}: refused`
-          : `${[...path, key].join(".")}: ${said}`,
-      );
     }
   }
   return out;
