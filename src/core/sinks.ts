@@ -501,8 +501,9 @@ function messageParts(n: Notification): MessageParts {
 }
 
 /**
- * Why a decision the header shows did not hold, when the client acts on none of its kind there (a
- * deepcode block on ConfigChange goes ahead): a channel reading "Blocked" would think it did.
+ * Why a decision the header shows did not hold, when the client does not act on it (a deepcode
+ * block on ConfigChange goes ahead, deepagents drops an allow sent with a rewritten input): a
+ * channel reading "Blocked" would think it did.
  */
 function notEnforced(n: Notification, escapeText: (raw: string, max: number) => string): string | undefined {
   if (n.clientDecision !== "none" || !DECISION_STYLES.has(n.decision)) return undefined;
