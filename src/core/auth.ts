@@ -157,6 +157,9 @@ export async function authenticate(
  * is compared as it came and, when its characters are bytes, some past ASCII, that spell UTF-8,
  * as the text they spell.
  */
+/** Refuses bytes that spell no UTF-8, rather than reading them as U+FFFD. */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 function utf8Reading(token: string): string | undefined {
   let beyondAscii = false;
   for (let i = 0; i < token.length; i++) {
@@ -166,7 +169,7 @@ function utf8Reading(token: string): string | undefined {
   }
   if (!beyondAscii) return undefined;
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Uint8Array.from(token, (c) => c.charCodeAt(0)));
+    return STRICT_UTF8.decode(Uint8Array.from(token, (c) => c.charCodeAt(0)));
   } catch {
     return undefined; // bytes that spell no UTF-8: Latin-1 alone
   }

@@ -169,7 +169,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           () => {},
         );
         const host = verdict.url.hostname;
-        /** Marks a refusal that its own time limit made (timedOut), or its caller as its client left. */
+        /** Marks a refusal its own time limit made (timedOut), or one its caller made as its client left. */
         const ranOut = timedOut ? ({ timedOut: true } as const) : leftBy(req.signal);
         // Whether it was sent is known per request (undici hands it to a connection, or not yet).
         // What it waited for is not: a look-up of its name under way says DNS, else the connect.
