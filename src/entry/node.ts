@@ -6,7 +6,16 @@
  * (delivery-thread.ts) takes them into the SQLite queue and delivers them.
  */
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, fstatSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  fstatSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import type { ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -847,6 +856,7 @@ function dataDirError(dataDir: string, e: unknown): DataDirError {
   const why = errorMessage(e);
   const fix =
     fileInPlace(dataDir, why) ??
+    notWritable(dataDir, why) ??
     sqliteFix(why, { movedAside: MOVED_ASIDE }) ??
     "pass --data-dir with a writable directory";
   return new DataDirError(`cannot use the data dir ${dataDir} (${why}); ${fix}`);
@@ -873,3 +883,59 @@ function fileInPlace(dataDir: string, why: string): string | undefined {
 }
 
 const isInside = (dir: string, path: string) => path.startsWith(`${dir}${sep}`);
+
+/**
+ * What to do about a data dir, or files in it, that this user may not read and write, after a
+ * failure that may be that (SQLite says only "unable to open database file" or "attempt to write
+ * a readonly database"): a `serve` run once as another user (root, with sudo) made them, and the
+ * directory itself may well be writable. Another --data-dir, which was all it said, leaves the
+ * jobs in the queue file undelivered. Undefined when every one can be read and written.
+ */
+function notWritable(dataDir: string, why: string): string | undefined {
+  if (!/\b(?:EACCES|EPERM)\b|unable to open database file|readonly database/.test(why)) return undefined;
+  const denied: string[] = [];
+  const look = (path: string) => {
+    try {
+      accessSync(path, constants.R_OK | constants.W_OK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === "EACCES" || code === "EPERM") denied.push(path);
+    }
+  };
+  const list = (dir: string) => {
+    try {
+      return readdirSync(dir).map((name) => join(dir, name));
+    } catch {
+      return []; // not there, or not readable: the directory itself is named then
+    }
+  };
+  look(dataDir);
+  for (const path of list(dataDir)) {
+    look(path);
+    if (basename(path) === JOURNAL_DIR) for (const segment of list(path)) look(segment);
+  }
+  if (denied.length === 0) return undefined;
+  const shown = denied.slice(0, 3).map((path) => {
+    const owner = ownerOf(path);
+    return owner === undefined ? path : `${path} (owner uid ${owner})`;
+  });
+  const more = denied.length > shown.length ? ` and ${denied.length - shown.length} more` : "";
+  const uid = process.getuid?.();
+  const user = uid === undefined ? "this user" : `this user (uid ${uid})`;
+  // Its own files with their mode taken away (chmod) want the mode back, not another owner.
+  const own = uid !== undefined && denied.every((path) => ownerOf(path) === uid);
+  const fix = own
+    ? "give them back their owner's read and write (chmod u+rw, and u+x on a directory)"
+    : "give the data dir and everything in it to the user serve runs as (chown -R; a serve run once as another user, with sudo say, leaves its files so), or run serve as their owner";
+  // A queue file holds jobs not yet delivered, which another --data-dir leaves behind.
+  const queued = statSync(join(dataDir, "queue.sqlite"), { throwIfNoEntry: false }) !== undefined;
+  return `${shown.join(", ")}${more} cannot be read and written by ${user}: ${fix}${queued ? "; another --data-dir would leave the jobs in its queue.sqlite undelivered" : ", or pass another --data-dir"}`;
+}
+
+function ownerOf(path: string): number | undefined {
+  try {
+    return statSync(path).uid;
+  } catch {
+    return undefined;
+  }
+}

@@ -8,19 +8,22 @@
 
 import { spawnSync } from "node:child_process";
 import {
+  chmodSync,
+  chownSync,
   closeSync,
   existsSync,
   mkdirSync,
   openSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
 import { request } from "node:http";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, inject, it } from "vitest";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { startModelServer } from "../support/model-server.js";
@@ -694,6 +697,55 @@ describe("a data dir that cannot be used", () => {
     expect(stderr).toContain(
       "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing",
     );
+    expect(stderr).not.toContain("pass --data-dir with a writable directory");
+  });
+
+  /** The user nobody, whom root hands `serve` to: no mode stops root itself. */
+  const NOBODY = 65534;
+  const AS_ROOT = process.getuid?.() === 0;
+  /** Root's `serve` runs as nobody, who must be able to run this checkout's CLI. */
+  const unprivilegedRuns =
+    !AS_ROOT ||
+    spawnSync(process.execPath, [BIN, "--version"], { cwd: ROOT, uid: NOBODY, gid: NOBODY }).status === 0;
+
+  it(`stops \`serve\` at start naming a queue.sqlite its user may not read and write (root's, from a sudo hookgate serve), and what to do, not that the data dir is not writable${unprivilegedRuns ? "" : " (skipped: the user nobody cannot run this checkout's CLI)"}`, async () => {
+    if (!unprivilegedRuns) return;
+    const dataDir = tempDir("not-its-user");
+    const path = join(dataDir, "queue.sqlite");
+    const queue = createSqliteQueue<{ n: number }>({ path });
+    await queue.send([{ id: "j1", body: { n: 1 } }]);
+    await queue.close();
+    const policyDir = tempDir("not-its-user-policy");
+    chmodSync(policyDir, 0o755);
+    const policy = join(policyDir, "policy.json");
+    writeFileSync(policy, JSON.stringify({ version: 1, rules: [] }), { mode: 0o644 });
+    if (AS_ROOT) {
+      // The data dir is serve's user's, the queue file root's alone (0600), as `sudo hookgate
+      // serve` once left it; the folders above it open to nobody for search.
+      chownSync(dataDir, NOBODY, NOBODY);
+      for (let folder = dirname(dataDir); folder.startsWith(inject("runTmpdir")); folder = dirname(folder))
+        chmodSync(folder, (statSync(folder).mode & 0o7777) | 0o001);
+    } else chmodSync(path, 0);
+    const run = spawnSync(
+      process.execPath,
+      [BIN, "serve", "--policy", policy, "--port", "0", "--data-dir", dataDir],
+      { cwd: ROOT, env: childEnv(), timeout: 30_000, ...(AS_ROOT ? { uid: NOBODY, gid: NOBODY } : {}) },
+    );
+    expect(run.status).toBe(1);
+    const stderr = run.stderr.toString();
+    // SQLite's "unable to open database file", then "pass --data-dir with a writable directory":
+    // the directory is writable, and another one leaves the queued job behind.
+    expect(stderr).toContain(`cannot open the SQLite queue at ${path}: unable to open database file`);
+    expect(stderr).toContain(
+      `${path} (owner uid ${statSync(path).uid}) cannot be read and written by this user`,
+    );
+    // Root's file wants another owner; the user's own, its mode back.
+    expect(stderr).toContain(
+      AS_ROOT
+        ? "give the data dir and everything in it to the user serve runs as (chown -R"
+        : "give them back their owner's read and write (chmod u+rw",
+    );
+    expect(stderr).toContain("another --data-dir would leave the jobs in its queue.sqlite undelivered");
     expect(stderr).not.toContain("pass --data-dir with a writable directory");
   });
 
