@@ -910,9 +910,15 @@ function notWritable(dataDir: string, why: string): string | undefined {
     }
   };
   look(dataDir);
-  for (const path of list(dataDir)) {
+  const entries = list(dataDir);
+  // The file the failure names, with its SQLite companions (-wal, -shm, -journal) and, a
+  // directory, its files: another file of someone else's (a serve.lock-journal root's kill left)
+  // is no reason for this failure. Every one when none is named.
+  const named = entries.filter((path) => why.includes(path));
+  for (const path of entries) {
+    if (named.length > 0 && !named.some((n) => path === n || path.startsWith(`${n}-`))) continue;
     look(path);
-    if (basename(path) === JOURNAL_DIR) for (const segment of list(path)) look(segment);
+    if (named.includes(path) || basename(path) === JOURNAL_DIR) for (const inside of list(path)) look(inside);
   }
   if (denied.length === 0) return undefined;
   const shown = denied.slice(0, 3).map((path) => {
