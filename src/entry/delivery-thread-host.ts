@@ -40,11 +40,14 @@ export interface DeliveryThreadData {
   readonly settings: DeliverySettings;
   /** How often the thread sends its gauges: the heartbeat the answering thread watches. */
   readonly heartbeatMs: number;
+  /** `serve` listens (a thread started again): deliver from the start, not on `deliver`. */
+  readonly delivering: boolean;
 }
 
 /** Answering thread → delivery thread. */
 export type ToDeliveryThread =
   | { readonly kind: "wake" }
+  | { readonly kind: "deliver" }
   | { readonly kind: "policy"; readonly settings: DeliverySettings }
   | { readonly kind: "stop" };
 
@@ -64,6 +67,12 @@ export type FromDeliveryThread =
 export interface DeliveryThread {
   /** Jobs were journaled: the thread reads the journal once this turn's answers are written. */
   wake(): void;
+  /**
+   * `serve` listens: the thread delivers from now on. Before, it takes the journal into the queue
+   * and sends nothing: a start that then fails (its port taken) sent jobs again, spending an
+   * attempt of each (a retry minutes away), and held its error back until they were answered.
+   */
+  deliver(): void;
   /** The policy was reloaded: the thread delivers under its settings from now on. */
   policy(settings: DeliverySettings): void;
   /** Lets in-flight deliveries finish, closes the queue and ends the thread. */
@@ -72,7 +81,7 @@ export interface DeliveryThread {
   trouble(): DeliveryTrouble | undefined;
 }
 
-export interface DeliveryThreadOptions extends Omit<DeliveryThreadData, "heartbeatMs"> {
+export interface DeliveryThreadOptions extends Omit<DeliveryThreadData, "heartbeatMs" | "delivering"> {
   readonly env: NodeJS.ProcessEnv;
   /** Where the thread's log lines are written (serve's batched, scrubbed stdout). */
   readonly lines: LineSink;
@@ -115,6 +124,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   let stopping = false;
   let restart: NodeJS.Timeout | undefined;
   let wakeScheduled = false;
+  /** `deliver` was called: a thread started again delivers at once. */
+  let delivering = false;
   /** The current thread has not exited (false while a restart is pending). */
   let alive = false;
   let spawnedAt = 0;
@@ -143,7 +154,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   /** `starting`: the first start's promise, settled by the thread's first word; restarts have none. */
   const spawn = (starting?: { resolve: () => void; reject: (e: Error) => void }) => {
     let start = starting;
-    const data: DeliveryThreadData = { dataDir: options.dataDir, settings, heartbeatMs };
+    const data: DeliveryThreadData = { dataDir: options.dataDir, settings, heartbeatMs, delivering };
     const thread = new Worker(options.script ?? new URL("./delivery-thread.js", import.meta.url), {
       workerData: data,
       env: options.env,
@@ -274,6 +285,10 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
           worker.postMessage({ kind: "wake" } satisfies ToDeliveryThread);
         }),
       );
+    },
+    deliver() {
+      delivering = true;
+      worker.postMessage({ kind: "deliver" } satisfies ToDeliveryThread);
     },
     policy(next) {
       settings = next;

@@ -281,7 +281,9 @@ async function start(): Promise<void> {
     poke = started.poke;
     return started;
   };
-  let consumer = deliver();
+  /** `serve` listens (delivery-thread-host.ts `deliver`): the thread delivers; before, it does not. */
+  let delivering = data.delivering;
+  let consumer = delivering ? deliver() : undefined;
 
   // A queue file that fails every read (damaged, locked, on a full disk) fails every drain, each
   // second: told when it starts, with what to do, then once a minute (every failure is counted).
@@ -465,14 +467,15 @@ async function start(): Promise<void> {
     // which it ended as hung mid-way, the file never put back.
     clearInterval(poll);
     await lastDrain();
-    await consumer.stop();
+    await consumer?.stop();
+    consumer = undefined;
     try {
       await copyQueue();
     } catch (e) {
       // Nothing is closed yet: the thread goes on as it was (a consumer again, the poll, wakes
       // that drain), and the next heartbeat tries again. Left stopped, it delivered nothing until
       // serve stopped, and its heartbeat kept the host from noticing.
-      consumer = deliver();
+      if (delivering) consumer = deliver();
       poll = setInterval(drain, POLL_MS);
       closing = false;
       throw e;
@@ -588,7 +591,11 @@ async function start(): Promise<void> {
 
   port.on("message", (message: ToDeliveryThread) => {
     if (message.kind === "wake") void drain();
-    else if (message.kind === "policy") current = load(message.settings);
+    else if (message.kind === "deliver") {
+      delivering = true;
+      // Not once a stop or a put-back began its last drain: the queue closes after it.
+      if (!closing) consumer ??= deliver();
+    } else if (message.kind === "policy") current = load(message.settings);
     else if (message.kind === "stop") {
       void (async () => {
         // Putting back a deleted queue file ends the thread once it is done; one that failed
@@ -598,7 +605,7 @@ async function start(): Promise<void> {
         clearInterval(poll);
         clearInterval(gaugeTimer);
         await lastDrain();
-        await consumer.stop();
+        await consumer?.stop();
         // Deleted since the last heartbeat's check (the data dir removed, then serve stopped):
         // put back as at a heartbeat, or its jobs and dead letters went with the process.
         const gone = queueFileGone();

@@ -480,6 +480,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     throw e;
   }
   const port = (server.address() as AddressInfo).port;
+  // Deliveries begin once serve listens (delivery-thread-host.ts `deliver`).
+  deliveries.deliver();
   logger.log("info", "hookgate listening", {
     url: `http://${host}:${port}`,
     policy: current.hash,

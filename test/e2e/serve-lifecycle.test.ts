@@ -23,7 +23,7 @@ import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { describe, expect, it, vi } from "vitest";
 import { shellQuote } from "../../src/entry/shell-word.js";
-import { BIN, childEnv, endProcess, ROOT, startServerProcess } from "../support/process.js";
+import { BIN, childEnv, endProcess, ROOT, runCli, startServerProcess } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
 
 const dir = tempDir("lifecycle");
@@ -273,7 +273,10 @@ async function gatewayIn(name: string, env: Record<string, string> = {}, host = 
  * takes requests and never answers them; `stop` ends the two.
  */
 async function serveBesideHanging(name: string, document: (target: string) => unknown) {
-  const hanging = createServer(() => undefined);
+  let requests = 0;
+  const hanging = createServer(() => {
+    requests += 1;
+  });
   await new Promise<void>((resolve) => hanging.listen(0, "127.0.0.1", resolve));
   const path = join(dir, `${name}.json`);
   writeFileSync(
@@ -284,6 +287,8 @@ async function serveBesideHanging(name: string, document: (target: string) => un
   return {
     server,
     nextRequest: () => new Promise((resolve) => hanging.once("request", resolve)),
+    /** How many requests the sink has received. */
+    requests: () => requests,
     stop: async () => {
       await server.stop();
       hanging.closeAllConnections();
@@ -1130,6 +1135,37 @@ describe("serve beyond loopback", () => {
       );
     } finally {
       await serve.stop();
+    }
+  });
+});
+
+describe("serve that cannot listen, on a data dir with jobs to deliver", { timeout: 60_000 }, () => {
+  it("exits with the port's error having sent no notification: it delivers only once it listens", async () => {
+    const { server, deliverOne, stop, requests } = await serveWithHangingSink("taken-port");
+    const taken = createServer();
+    try {
+      // A delivery in flight when serve is killed: its job is taken back at the next start.
+      await deliverOne();
+      server.child.kill("SIGKILL");
+      await new Promise((resolve) => server.child.once("exit", resolve));
+      await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+      const port = (taken.address() as AddressInfo).port;
+      const policy = join(dir, "taken-port.json");
+      // Run beside the sink, not spawnSync: a test blocked in it would hold the sink's requests.
+      const run = await runCli(
+        ["serve", "--policy", policy, "--port", String(port), "--data-dir", server.dataDir],
+        "",
+        {},
+        50_000,
+      );
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`127.0.0.1:${port} is in use (EADDRINUSE)`);
+      // It sent the job again before it found the port taken, spent an attempt (a retry minutes
+      // away for the serve that runs next) and held the error back for the delivery's timeout.
+      expect(requests()).toBe(1);
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+      await stop();
     }
   });
 });

@@ -47,6 +47,8 @@ function harness(script: URL, dataDir = "unused", settings = FIRST, heartbeatMs?
     });
     // Stopped before the test's directories are removed, however the test ended.
     whenDone(() => thread.stop());
+    // As serve does once it listens.
+    thread.deliver();
     return thread;
   };
   return { lines, logs, metrics, start };
