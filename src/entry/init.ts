@@ -229,6 +229,11 @@ export function claudeCodeManagedFolder(platform: NodeJS.Platform = process.plat
   return "/etc/claude-code";
 }
 
+/** Claude Code's managed settings file on `platform`, as `--managed`'s note names it. */
+function managedSettingsFile(platform: NodeJS.Platform): string {
+  return `${claudeCodeManagedFolder(platform)}${platform === "win32" ? "\\" : "/"}managed-settings.json`;
+}
+
 /** `managedFolder`: Claude Code's managed settings folder, the system's unless a test gives one. */
 export async function initCommand(
   args: readonly string[],
@@ -384,7 +389,7 @@ function claudeCode(options: InitOptions, notes: string[]): InitOutput {
   notes.unshift(`Claude Code settings for ${events.length} event(s), posting to ${url}`);
   if (options.managed) {
     notes.push(
-      "install as managed settings: /etc/claude-code/managed-settings.json (Linux, WSL), /Library/Application Support/ClaudeCode/managed-settings.json (macOS), C:\\Program Files\\ClaudeCode\\managed-settings.json (Windows)",
+      `install as managed settings: ${managedSettingsFile("linux")} (Linux, WSL), ${managedSettingsFile("darwin")} (macOS), ${managedSettingsFile("win32")} (Windows)`,
       "allowManagedHooksOnly: Claude Code then ignores every hook from user and project settings and from plugins, but those of plugins the managed settings force-enable (from Claude Code 2.1.101)",
     );
   } else {
