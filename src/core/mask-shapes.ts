@@ -459,17 +459,27 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     /(\baws[ \t]+configure[ \t]+set[ \t]+(?:[\w-]{1,64}\.)?aws_(?:secret_access_key|session_token)[ \t]+)['"]?(?!\$)[^\s'"]{1,4096}/g,
     `$1${MASK}`,
   ],
-  // Secrets a command stores: `gh secret set NAME --body X` (`-b X`, `<<< X`), an SSM parameter's
-  // `--value X` when it is a `--type SecureString` (a String's is configuration, an AMI id or a
-  // URL, which an auditor reads), Secrets Manager's `--secret-string X` (not a `file://` to read it
-  // from), openssl's `-passin pass:X` (not `env:` or `file:`), `npm config set
-  // //registry/:_authToken X`, and `vault login X` (not its `-` for stdin, nor a method's `k=v`).
+  // Secrets a command stores: `gh secret set NAME --body X` (`-b X`, `<<< X`, and `echo X |`, as
+  // gh reads its stdin without a body), an SSM parameter's `--value X` when it is a `--type
+  // SecureString` (a String's is configuration, an AMI id or a URL, which an auditor reads),
+  // Secrets Manager's `--secret-string X` (not a `file://` to read it from), openssl's `-passin
+  // pass:X` (not `env:` or `file:`) and `-k X`, `-K X` or `-hmac X` (not `-kfile`), `npm config
+  // set //registry/:_authToken X`, and `vault login X` after its flags, `-name=value` or `-name
+  // value` as Go's flag package reads them (not its `-` for stdin, nor a method's `k=v`).
   [
     new RegExp(
       `(\\bgh[ \\t]+secret[ \\t]+set\\b${commandRest("gh")}(?:[ \\t](?:--body(?:=|[ \\t]{1,4})|-b(?:=|[ \\t]{0,4}))|<<<[ \\t]{0,4}))${PASSWORD_ARG}`,
       "g",
     ),
     `$1${MASK}`,
+  ],
+  [
+    new RegExp(
+      `(\\b(?:echo(?:[ \\t]{1,4}-[neE]{1,3}){0,2}|printf[ \\t]{1,4}['"]?%s(?:\\\\n)?['"]?)[ \\t]{1,4})(?!-[neE]{1,3}[ \\t])${PASSWORD_ARG}(?=[ \\t]{0,4}\\|[ \\t]{0,4}gh[ \\t]+secret[ \\t]+set\\b)`,
+      "g",
+    ),
+    `$1${MASK}`,
+    /\bgh[ \t]+secret[ \t]+set\b/,
   ],
   [
     new RegExp(
@@ -487,6 +497,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1${MASK}`,
   ],
   [
+    new RegExp(`(\\bopenssl\\b${commandRest("openssl")}[ \\t]-(?:k|K|hmac)[ \\t]{1,4})${PASSWORD_ARG}`, "g"),
+    `$1${MASK}`,
+  ],
+  [
     new RegExp(
       `(\\b(?:npm|pnpm|yarn)[ \\t]+config[ \\t]+set[ \\t]+(?:-\\S{1,64}[ \\t]{1,4}){0,4}['"]?[^\\s='"]{0,512}(?:_authToken|_auth|_password|npmAuthToken|npmAuthIdent)['"]?[ \\t]{1,4})${PASSWORD_ARG}`,
       "g",
@@ -494,7 +508,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1${MASK}`,
   ],
   [
-    /(\bvault[ \t]+login(?:[ \t]{1,4}-{1,2}(?:[\w-]{1,64}=\S{0,256}|no-print|no-store|non-interactive)){0,8}[ \t]{1,4})(?![-$]|['"]\$)(?:'[^'\n=]{1,256}'|"[^"\n=]{1,256}"|[^\s'"=;|&()<>`]{1,256}(?![^\s'";|&()<>`]))/g,
+    /(\bvault[ \t]+login(?:[ \t]{1,4}-{1,2}(?:[\w-]{1,64}=\S{0,256}|(?:no-print|no-store|non-interactive|tls-skip-verify|token-only)(?![\w-])|[\w-]{1,64}[ \t]{1,4}(?![-$])[^\s;|&]{1,256})){0,8}[ \t]{1,4})(?![-$]|['"]\$)(?:'[^'\n=]{1,256}'|"[^"\n=]{1,256}"|[^\s'"=;|&()<>`]{1,256}(?![^\s'";|&()<>`]))/g,
     `$1${MASK}`,
   ],
   // A connection string's `Pwd=` (ODBC, SQL Server) and Azure Storage's `AccountKey=`: a segment

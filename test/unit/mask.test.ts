@@ -341,6 +341,13 @@ describe("maskString", () => {
         `gh secret set API_KEY --env prod --body ${MASK}`,
       ],
       ["gh secret set API_KEY <<< 'S3cr3tValue'", `gh secret set API_KEY <<< ${MASK}`],
+      // gh reads the value from its stdin when no --body is given.
+      ["echo S3cr3tValue | gh secret set API_KEY", `echo ${MASK} | gh secret set API_KEY`],
+      [
+        "echo -n 'correct horse' | gh secret set API_KEY --repo o/r",
+        `echo -n ${MASK} | gh secret set API_KEY --repo o/r`,
+      ],
+      ["printf '%s' S3cr3tValue | gh secret set API_KEY", `printf '%s' ${MASK} | gh secret set API_KEY`],
       [
         "aws ssm put-parameter --name /prod/db --type SecureString --value S3cr3tValue",
         `aws ssm put-parameter --name /prod/db --type SecureString --value ${MASK}`,
@@ -362,6 +369,20 @@ describe("maskString", () => {
         `openssl pkcs12 -export -in c.pem -passout pass:${MASK} -out c.p12`,
       ],
       ['openssl rsa -in k.pem -passin "pass:correct horse"', `openssl rsa -in k.pem -passin "pass:${MASK}"`],
+      // enc's passphrase (`-k`), raw key (`-K`) and dgst's HMAC key.
+      [
+        "openssl enc -aes-256-cbc -salt -k S3cr3tValue -in a -out b",
+        `openssl enc -aes-256-cbc -salt -k ${MASK} -in a -out b`,
+      ],
+      ["openssl aes-256-cbc -d -k 'correct horse' -in b", `openssl aes-256-cbc -d -k ${MASK} -in b`],
+      [
+        "openssl enc -aes-128-cbc -K 00112233445566778899aabbccddeeff -iv 0f0e0d0c0b0a09080706050403020100",
+        `openssl enc -aes-128-cbc -K ${MASK} -iv 0f0e0d0c0b0a09080706050403020100`,
+      ],
+      [
+        "echo -n x | openssl dgst -sha256 -hmac S3cr3tValue",
+        `echo -n x | openssl dgst -sha256 -hmac ${MASK}`,
+      ],
       ["zip -r -P S3cr3tValue out.zip dir", `zip -r -P ${MASK} out.zip dir`],
       ["unzip -P S3cr3tValue out.zip", `unzip -P ${MASK} out.zip`],
       ["7z a -pS3cr3tValue out.7z dir", `7z a -p${MASK} out.7z dir`],
@@ -376,6 +397,16 @@ describe("maskString", () => {
       ["docker login -u me -pS3cr3tValue ghcr.io", `docker login -u me -p${MASK} ghcr.io`],
       ["vault login s.AbCdEf0123456789ghij", `vault login ${MASK}`],
       ["vault login -no-print s.AbCdEf0123456789ghij", `vault login -no-print ${MASK}`],
+      // A flag's value after a blank, as Go's flag package reads one.
+      [
+        "vault login -address https://vault:8200 s.AbCdEf0123456789ghij",
+        `vault login -address https://vault:8200 ${MASK}`,
+      ],
+      ["vault login -method token s.AbCdEf0123456789ghij", `vault login -method token ${MASK}`],
+      [
+        "vault login -tls-skip-verify -namespace ns1 s.AbCdEf0123456789ghij",
+        `vault login -tls-skip-verify -namespace ns1 ${MASK}`,
+      ],
       ["echo hvs.CAESIJ1abcdefghijklmnopqrstuvw | vault login -", `echo ${MASK} | vault login -`],
       ["VAULT_TOKEN=hvb.AAAAAQJabcdefghijklmnopqrst vault kv get x", `VAULT_TOKEN=${MASK} vault kv get x`],
       [
@@ -403,6 +434,16 @@ describe("maskString", () => {
       ['zip -r out.zip dir && 7z a -p out.7z dir && htpasswd -nb admin "$PW"', ""],
       ["htpasswd -c .htpasswd admin && docker run -p 8080:80 img", ""],
       ['vault login "$VAULT_TOKEN" && vault login -method=userpass username=me && vault login -', ""],
+      [
+        "vault login -method userpass username=me && vault login -address https://vault:8200 -method oidc",
+        "",
+      ],
+      ['echo "$TOKEN" | gh secret set API_KEY && cat key.txt | gh secret set API_KEY', ""],
+      ["echo -n | gh secret set API_KEY", ""],
+      [
+        'openssl enc -d -aes-256-cbc -kfile key.txt -in b && openssl enc -k "$PASS" -in a && curl -k https://x',
+        "",
+      ],
       ['npm config set //registry.npmjs.org/:_authToken "$NPM_TOKEN"', ""],
       ["see https://core.telegram.org/bots/api", ""],
       ["curl -H 'Authorization: Bearer \\\n  $TOKEN' https://x && ARG TOKEN \\\n  --build-arg X", ""],
@@ -1091,6 +1132,11 @@ describe("the quick test before the shapes", () => {
     " --value ",
     "--secret-string ",
     " -passin pass:",
+    "openssl enc",
+    " -k ",
+    " -hmac ",
+    "echo x | ",
+    "vault login -address a ",
     "zip -P ",
     "7z a -p",
     "htpasswd -nb u ",
@@ -1158,6 +1204,9 @@ describe("the quick test before the shapes", () => {
       "aws ssm put-parameter --type SecureString --value abc",
       "--secret-string abc",
       "-passin pass:abc",
+      "openssl enc -k abc",
+      "echo abc | gh secret set X",
+      "vault login -address a abc",
       "zip -P abc",
       "7z a -pabc",
       "htpasswd -nb u abc",
