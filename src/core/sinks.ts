@@ -759,9 +759,12 @@ function renderDiscordMessage(
   return { embeds: [embed], allowed_mentions: { parse: [] } };
 }
 
-/** A field's value may not be empty (Discord refuses the message): an empty one shows as a dash. */
+/**
+ * A field's value may not be empty or only whitespace (Discord trims it, then refuses the message
+ * with a 400): such a one shows as a dash.
+ */
 function discordField(name: string, value: string): { name: string; value: string; inline: true } {
-  return { name, value: value === "" ? "-" : value, inline: true };
+  return { name, value: value.trim() === "" ? "-" : value, inline: true };
 }
 
 /**

@@ -623,6 +623,17 @@ describe("buildSinkRequest: discord", () => {
     const embed = (await discordBody(notification({ team: "" }))).embeds[0] as Embed;
     expect(embed.fields.find((f) => f.name === "Team")?.value).toBe("-");
   });
+
+  it("shows a blank field as a dash too, as Discord refuses a value of only whitespace", async () => {
+    const n = notification({
+      team: " ",
+      eventName: "Notification",
+      event: { session_id: SESSION, hook_event_name: "Notification", notification_type: "\t\n" },
+    });
+    const embed = (await discordBody(n)).embeds[0] as Embed;
+    expect(embed.fields.find((f) => f.name === "Team")?.value).toBe("-");
+    expect(embed.fields.find((f) => f.name === "Type")?.value).toBe("-");
+  });
 });
 
 describe("buildSinkRequest: webhook", () => {
