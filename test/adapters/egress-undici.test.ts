@@ -287,6 +287,32 @@ describe("refusals", () => {
     );
   });
 
+  it("names the loopback address, not 0.0.0.0 or ::, as the one to open: they reach this machine under another name", async () => {
+    // A dev server prints http://0.0.0.0:PORT/, and a DNS filter answers 0.0.0.0 for a name it
+    // blocks: allowCidrs "0.0.0.0/32" reached the local host through both.
+    const unspecified = (url: string) =>
+      `it is the unspecified address, no server's own (a server listens on it to be reached at every address of its machine; a DNS filter answers it for a name it blocks), and opening it opens this machine under another name, so no egress setting should: write ${url} in the URL instead`;
+    const builtIn = egressWith(undefined, { "blocked.test": ["0.0.0.0"] });
+    const loopback = egressWith(LOOPBACK_ONLY, { "blocked.test": ["0.0.0.0"] });
+    const reasonOf = async (module: UndiciEgress, url: string) => {
+      const res = await post(module, url);
+      return !res.ok && res.error.reason;
+    };
+    expect(await reasonOf(builtIn.module, `http://0.0.0.0:${a.port}/`)).toMatch(
+      new RegExp(
+        `; ${unspecified("127.0.0.1").replace(/[()]/g, "\\$&")}; to reach it on purpose, open it in the policy's egress\\.allowCidrs \\("127\\.0\\.0\\.1/32"\\)$`,
+      ),
+    );
+    expect(await reasonOf(builtIn.module, `http://[::]:${a.port}/`)).toBe(
+      `:: is in ::/128 (Unspecified, RFC 4291); ${unspecified("[::1]")}; to reach it on purpose, open it in the policy's egress.allowCidrs ("::1/128")`,
+    );
+    expect(await reasonOf(loopback.module, `http://blocked.test:${a.port}/`)).toMatch(
+      new RegExp(
+        `^blocked\\.test resolves to 0\\.0\\.0\\.0: .*; ${unspecified("127.0.0.1").replace(/[()]/g, "\\$&")}, which the policy's egress\\.allowCidrs opens already$`,
+      ),
+    );
+  });
+
   it("refuses a name whole when any one of its answers is blocked", async () => {
     const { module } = egressWith(LOOPBACK_ONLY, { "mixed.test": ["127.0.0.1", "10.0.0.7"] });
     const res = await post(module, `http://mixed.test:${a.port}/`);

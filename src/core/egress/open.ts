@@ -5,7 +5,8 @@
  * entry wins over any `allowCidrs` one. No setting for a
  * cloud metadata address (what `check` warns an allowCidrs entry opens), none for an IPv6
  * address that carries an IPv4 one: it is opened through that IPv4 address or not at all, and
- * none for a link-local IPv6 one or a multicast or broadcast one, which no setting makes reachable.
+ * none for a link-local IPv6 one or a multicast or broadcast one, which no setting makes reachable,
+ * and for 0.0.0.0 or :: the loopback address to write instead.
  */
 import ipaddr from "ipaddr.js";
 import { type AddressRulesInput, classifyAddress, compileAddressRules, metadataService } from "./address.js";
@@ -22,6 +23,8 @@ export function howToOpen(
   if (address === undefined || !ipaddr.isValid(address)) return "";
   const unreachable = unreachableWhy(address);
   if (unreachable !== undefined) return `; ${unreachable}`;
+  const unspecified = unspecifiedHint(address, egress);
+  if (unspecified !== undefined) return unspecified;
   if (range?.rfc === "operator config") return ownDeny(range);
   const service = metadataService(address);
   if (service !== undefined) return `; it is ${service}, which no hook should reach`;
@@ -64,6 +67,30 @@ function unreachableWhy(address: string): string | undefined {
   if (ip.kind() === "ipv6" && range === "linkLocal") return LINK_LOCAL_UNREACHABLE;
   if (range === "multicast" || range === "broadcast") return `it is a ${range} address: ${NO_TCP}`;
   return undefined;
+}
+
+/**
+ * 0.0.0.0 and :: are no server's address: a server listens on one to take connections on every
+ * address of its machine (the URL a dev server prints), a DNS filter answers one for a name it
+ * blocks, and a connection to one reaches the local host (Linux, macOS). Opening one opens this
+ * machine under another name, and every name a filter blocks with it, so the loopback address is
+ * the one to write and open.
+ */
+const LOOPBACK_FOR_UNSPECIFIED: ReadonlyMap<string, { readonly url: string; readonly address: string }> =
+  new Map([
+    ["0.0.0.0", { url: "127.0.0.1", address: "127.0.0.1" }],
+    ["::", { url: "[::1]", address: "::1" }],
+  ]);
+
+/** The hint for 0.0.0.0 or :: (an IPv4-mapped 0.0.0.0 too), or undefined for any other address. */
+function unspecifiedHint(address: string, egress: AddressRulesInput | undefined): string | undefined {
+  const loopback = LOOPBACK_FOR_UNSPECIFIED.get(ipaddr.process(address).toString());
+  if (loopback === undefined) return undefined;
+  const why = `; it is the unspecified address, no server's own (a server listens on it to be reached at every address of its machine; a DNS filter answers it for a name it blocks), and opening it opens this machine under another name, so no egress setting should: write ${loopback.url} in the URL instead`;
+  const opened = classifyAddress(loopback.address, compileAddressRules(egress ?? {}).rules).allowed;
+  return opened
+    ? `${why}, which the policy's egress.allowCidrs opens already`
+    : `${why}${howToOpen(loopback.address, undefined, egress)}`;
 }
 
 function ownDeny(range: RangeMatch): string {
