@@ -185,7 +185,12 @@ export const SinkSchema = z.discriminatedUnion("type", [
   }),
   z.strictObject({
     type: z.literal("github-dispatch"),
-    repo: z.string().check(z.regex(/^[\w.-]+\/[\w.-]+$/, "must be owner/name")),
+    // An owner or name of "." or "..": the URL parser would climb out of /repos/ with it.
+    repo: z
+      .string()
+      .check(
+        z.regex(/^(?!\.{1,2}\/)[\w.-]+\/(?!\.{1,2}$)[\w.-]+$/, "must be owner/name, neither of them . or .."),
+      ),
     // GitHub refuses a longer event_type (422); one cut to fit would match no workflow's `types`.
     eventType: nonEmpty().check(
       z.maxLength(100, "must be at most 100 characters, GitHub's limit for a repository_dispatch event_type"),

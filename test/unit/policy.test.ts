@@ -630,6 +630,22 @@ describe("schema messages that say what to fix (a hunt)", () => {
     expect(longest.document.sinks?.ci).toMatchObject({ eventType: "e".repeat(100) });
   });
 
+  it("refuses a GitHub repo whose owner or name is . or .., which the URL would climb out of", async () => {
+    // "../.." passed as owner/name, and the URL parser made the dispatch's target
+    // https://api.github.com/dispatches: a 404 at each delivery, named nowhere in the policy.
+    const sink = { type: "github-dispatch", eventType: "end", token: "env:GITHUB_TOKEN" };
+    for (const repo of ["../..", "acme/..", "./app", "acme/."])
+      expect(await messagesOf({ sinks: { ci: { ...sink, repo } } })).toEqual([
+        "$.sinks.ci.repo: must be owner/name, neither of them . or ..",
+      ]);
+    const dotted = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: { ci: { ...sink, repo: "acme.io/.github" } },
+    });
+    expect(dotted.document.sinks?.ci).toMatchObject({ repo: "acme.io/.github" });
+  });
+
   it("says what a value of the wrong type must be, and what to write when it is the right value quoted or unlisted", async () => {
     // A hunt of the messages: these read "expected number", "expected int", "expected array",
     // zod's words, naming neither the value nor what to write.
