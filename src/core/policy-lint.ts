@@ -1,7 +1,7 @@
 /**
  * Warnings for a policy that loads but may not do what its author thinks: rules no event can
  * reach, decisions a client cannot honour, inline secrets, no auth. `hookgate check` prints them;
- * `serve` logs them at start.
+ * no runtime logs them: `serve`, Lambda and Workers log only the load's own warnings (policy.ts).
  */
 
 import { listTeams, teamsOf } from "./auth.js";
