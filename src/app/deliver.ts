@@ -23,7 +23,7 @@ import { errorMessage } from "../core/errors.js";
 import { invalidHeaderValues } from "../core/forward.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
-import type { Clock, Egress, EnvReader, HmacSha256 } from "../core/ports.js";
+import type { Clock, Egress, EnvReader, HmacSha256, UnsetReason } from "../core/ports.js";
 import { resolveSecret, SINK_ENV_FIELDS } from "../core/secret-ref.js";
 import { awaitedInBody, buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
 
@@ -43,6 +43,8 @@ export interface DeliverDeps {
   readonly policy: () => DeliveryPolicy;
   readonly egress: Egress;
   readonly env: EnvReader;
+  /** Why a sink's variable reads as unset ("is not set" when absent). */
+  readonly unsetReason?: UnsetReason | undefined;
   readonly clock: Clock;
   /** A number in [0, 1), for retry jitter. */
   readonly random: () => number;
@@ -196,7 +198,7 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     // end it again, at every restart, and hold up the other jobs for ever.
     if (interrupted !== undefined && attempts > schedule.length + 1)
       return unsentDead(`gave up after ${attemptCount(attempts - 1)}: ${interrupted}`);
-    const sink = resolveSink(config, deps.env);
+    const sink = resolveSink(config, deps.env, deps.unsetReason);
     if (typeof sink === "string") return unsentDead(`sink "${job.sink}": ${sink}`);
     const retryLater = (reason: string, retryAfterMs?: number): DeliveryOutcome =>
       retryOrDead(attempts, schedule, deps.random(), reason, retryAfterMs);
@@ -288,13 +290,17 @@ function unsentDead(reason: string): DeliveryOutcome {
 type SinkConfig = NonNullable<PolicyDocument["sinks"]>[string];
 
 /** The sink with its `env:` secrets read, or why it cannot be used. */
-function resolveSink(config: SinkConfig, env: EnvReader): ResolvedSink | string {
+function resolveSink(
+  config: SinkConfig,
+  env: EnvReader,
+  unset: UnsetReason = () => "is not set",
+): ResolvedSink | string {
   const resolved: Record<string, unknown> = { ...config };
   for (const field of SINK_ENV_FIELDS[config.type]) {
     const value = resolved[field];
     if (typeof value !== "string") continue;
     const read = resolveSecret(value, env);
-    if (read === undefined) return `${field} reads ${value.slice(4)}, which is not set`;
+    if (read === undefined) return `${field} reads ${value.slice(4)}, which ${unset(value.slice(4))}`;
     resolved[field] = read;
   }
   // The schema's sink with string fields replaced by strings: still the same shape.

@@ -43,7 +43,15 @@ import {
 } from "../core/judge.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
-import type { Clock, Egress, EgressResponse, EnvReader, Metrics, Sha256 } from "../core/ports.js";
+import type {
+  Clock,
+  Egress,
+  EgressResponse,
+  EnvReader,
+  Metrics,
+  Sha256,
+  UnsetReason,
+} from "../core/ports.js";
 import { failureEffect, ruleOnError } from "../core/rule-failure.js";
 import { parseRetryAfter } from "../core/sinks.js";
 
@@ -98,6 +106,8 @@ export interface RemoteInput {
 export interface RemoteDeps {
   readonly egress: Egress;
   readonly env: EnvReader;
+  /** Why a model's or forward's variable reads as unset ("is not set" when absent). */
+  readonly unsetReason?: UnsetReason | undefined;
   readonly clock: Clock;
   readonly sha256: Sha256;
   readonly metrics?: Metrics | undefined;
@@ -240,6 +250,7 @@ function ruleAudit(rule: CompiledRule, ms: number, attempt: Attempt): RemoteAudi
 }
 
 export function createRemoteActions(deps: RemoteDeps): RemoteActions {
+  const unset = deps.unsetReason ?? (() => "is not set");
   /**
    * Verdicts by key, oldest first, each with when it was cached on both clocks: served while the
    * TTL has not passed on either, the wall clock (`wall`, which goes on while a Lambda container
@@ -616,16 +627,17 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     if (model.unsetUrlVariable !== undefined) {
       return onError(rule, input, {
         code: "JUDGE_NO_URL",
-        message: `model "${model.name}" has no URL (its url reads ${model.unsetUrlVariable}, which is not set)`,
+        message: `model "${model.name}" has no URL (its url reads ${model.unsetUrlVariable}, which ${unset(model.unsetUrlVariable)})`,
       });
     }
     // Named, as an unset url's variable is: the reason says what to set.
     const written = input.policy.document.models?.[model.name]?.apiKey;
-    const variable = written?.startsWith("env:") ? ` ${written.slice(4)}` : "";
+    const name = written?.startsWith("env:") ? written.slice(4) : undefined;
+    const variable = name === undefined ? "" : ` ${name}`;
     if (model.apiKey === undefined) {
       return onError(rule, input, {
         code: "JUDGE_NO_API_KEY",
-        message: `model "${model.name}" has no API key (its apiKey reads${variable || " a variable"}, which is not set)`,
+        message: `model "${model.name}" has no API key (its apiKey reads ${name === undefined ? "a variable, which is not set" : `${name}, which ${unset(name)}`})`,
       });
     }
     const apiKey = model.apiKey;
@@ -848,7 +860,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     if (action.kind === "forward" && action.unsetUrlVariable !== undefined) {
       return onError(rule, input, {
         code: "FORWARD_NO_URL",
-        message: `the rule has no URL (its url reads ${action.unsetUrlVariable}, which is not set)`,
+        message: `the rule has no URL (its url reads ${action.unsetUrlVariable}, which ${unset(action.unsetUrlVariable)})`,
       });
     }
     const { headers, dropped } = interpolateHeaders(

@@ -28,6 +28,13 @@ export type HmacSha256 = (key: Uint8Array, message: string) => Promise<string>;
 /** Reads a secret or setting by name: `process.env` on Node, bindings on Workers. */
 export type EnvReader = (name: string) => string | undefined;
 
+/**
+ * Why a variable an EnvReader read as unset is so, as what follows its name in a reason ("is not
+ * set"). A Worker's binding that is set but no text reads as unset, and a reason saying "not set"
+ * sent the operator looking for a variable that is there.
+ */
+export type UnsetReason = (name: string) => string;
+
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /** Structured log sink: one JSON object per line on Node. Never given a secret in clear. */

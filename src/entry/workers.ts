@@ -150,6 +150,16 @@ function notText(name: string): { what: string; fix: string } | undefined {
 }
 const newId = () => crypto.randomUUID();
 
+/**
+ * Why `name` reads as unset, in the reasons a rule's or a delivery's failure gives at call time
+ * (a decision's reason, a dead letter's error): a binding that is no text, as a policy's load
+ * says it, not "is not set".
+ */
+const unsetReason = (name: string) => {
+  const wrong = notText(name);
+  return wrong ? `is bound as ${wrong.what}, not as text` : "is not set";
+};
+
 /** The HOOKGATE_LOG_LEVEL that is no level last said so: said once per isolate and value. */
 let toldLevel: string | undefined;
 
@@ -351,6 +361,7 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
       return createRemoteActions({
         egress: send,
         env: envReader,
+        unsetReason,
         clock,
         sha256: webCryptoSha256,
         metrics,
@@ -365,6 +376,7 @@ function buildState(policy: Policy, env: WorkerEnv): IsolateState {
       policy: () => policy,
       egress: send,
       env: envReader,
+      unsetReason,
       clock,
       random: Math.random,
     });

@@ -3,8 +3,15 @@
  * a queue's name), inside workerd: each is said once, naming the binding and the kind it must be,
  * left unused, and the hook is answered as always.
  */
-import { createExecutionContext, env, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  createMessageBatch,
+  env,
+  getQueueResult,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { PushedBatch } from "../../src/adapters/queue/cloudflare.js";
 import worker, { type WorkerEnv } from "../../src/entry/workers.js";
 
 afterEach(() => {
@@ -155,6 +162,94 @@ describe("an env: reference read from a binding that is no text", () => {
         msg: "VARS_FLAG is bound as a boolean from [vars], which is no text: read as not set",
         fix: 'quote it in [vars] (VARS_FLAG = "…"), or set it with `wrangler secret put VARS_FLAG`',
       }),
+    );
+  });
+});
+
+describe("a reason given at call time for an env: reference bound as no text", () => {
+  it("says the model's API key is bound as a Secrets Store secret, not that it is not set", async () => {
+    const policy = {
+      version: 1,
+      models: { store: { provider: "anthropic", model: "m", apiKey: "env:STORE_KEY" } },
+      rules: [
+        {
+          id: `judge-${crypto.randomUUID()}`,
+          on: "PreToolUse",
+          matcher: "Bash",
+          prompt: { text: "Safe? $ARGUMENTS", model: "store", onError: "deny" },
+        },
+      ],
+    };
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(
+      new Request("https://hookgate.test/v1/hooks/claude-code", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          session_id: crypto.randomUUID(),
+          transcript_path: "/home/dev/.claude/projects/p/s.jsonl",
+          cwd: "/home/dev/proj",
+          hook_event_name: "PreToolUse",
+          tool_name: "Bash",
+          tool_input: { command: "ls" },
+        }),
+      }),
+      { ...env, HOOKGATE_POLICY: JSON.stringify(policy) } as unknown as WorkerEnv,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    const reason = String(
+      ((await res.json()) as { hookSpecificOutput?: { permissionDecisionReason?: string } })
+        .hookSpecificOutput?.permissionDecisionReason,
+    );
+    expect(reason).toContain(
+      "its apiKey reads STORE_KEY, which is bound as a binding of another kind (a Secrets Store secret, a KV namespace, a service?), not as text",
+    );
+    expect(reason).not.toContain("not set");
+  });
+
+  it("says a sink's URL is bound as a [vars] table in the dead letter, not that it is not set", async () => {
+    const policy = {
+      version: 1,
+      rules: [{ id: `r-${crypto.randomUUID()}`, on: "SessionEnd", notify: ["tabled"] }],
+      sinks: { tabled: { type: "webhook", url: "env:VARS_TABLE", retryScheduleSeconds: [0] } },
+    };
+    const id = `evt_${crypto.randomUUID()}.tabled`;
+    const job = {
+      id,
+      sink: "tabled",
+      notification: {
+        id: id.split(".")[0],
+        createdAt: Date.now(),
+        team: "default",
+        client: "claude-code",
+        eventName: "SessionEnd",
+        decision: "none",
+        ruleId: "test",
+        event: { hook_event_name: "SessionEnd", session_id: crypto.randomUUID() },
+      },
+    };
+    const batch = createMessageBatch("hookgate-jobs", [
+      { id: "m-tabled", timestamp: new Date(), attempts: 1, body: { id, body: job } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(
+      batch as unknown as PushedBatch,
+      { ...env, HOOKGATE_POLICY: JSON.stringify(policy) } as unknown as WorkerEnv,
+      ctx,
+    );
+    expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual(["m-tabled"]);
+    type Letter = { body: { id: string; error: string } };
+    let letter: Letter | undefined;
+    for (let tries = 0; letter === undefined && tries < 200; tries++) {
+      const letters = (await (
+        await env.NETWORK.fetch("https://control.test/dead-letters")
+      ).json()) as Letter[];
+      letter = letters.find((d) => d.body.id === id);
+      if (letter === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(letter?.body.error).toBe(
+      'sink "tabled": url reads VARS_TABLE, which is bound as a table from [vars], not as text',
     );
   });
 });
