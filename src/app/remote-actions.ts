@@ -9,7 +9,7 @@
  * All three are per process (per isolate on Workers): state is not shared between instances.
  */
 import type { RuleEffect } from "../core/decision.js";
-import { ClientLeft } from "../core/egress/refusal.js";
+import { ClientLeft, GatewayStopping } from "../core/egress/refusal.js";
 import {
   clientHeaderError,
   errorMessage,
@@ -201,6 +201,7 @@ const SHADOW_WAITING_FULL =
  * concurrency slot it holds bounds what such calls keep of their events past the budget.
  */
 const CLIENT_LEFT = "the client closed its connection before the answer";
+const GATEWAY_STOPPED = "no answer before the gateway stopped";
 
 interface Failure {
   readonly code: string;
@@ -418,9 +419,9 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
         const progress: CallProgress = {};
         const timedOut = new Promise<Attempt>((resolve) => {
           const timeout = action === "prompt" ? "JUDGE_TIMEOUT" : "FORWARD_TIMEOUT";
-          // `why` is what the call's signal aborts with: ClientLeft, so that the egress does not
-          // report a call nobody waits for as a refusal.
-          const expire = (message: string, code = timeout, why?: ClientLeft): Attempt => {
+          // `why` is what the call's signal aborts with: ClientLeft or GatewayStopping, so that
+          // the egress does not report a call given up so as a refusal.
+          const expire = (message: string, code = timeout, why?: ClientLeft | GatewayStopping): Attempt => {
             controller.abort(why);
             const { waiting: _, atModel: __, left: ___, ...spent } = progress;
             const answer = withAudit(onError(rule, input, { code, message }), spent);
@@ -442,7 +443,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
             );
           };
           timer = setTimeout(ranOut, budgetMs);
-          stop = () => expire("no answer before the gateway stopped");
+          stop = () => expire(GATEWAY_STOPPED, timeout, new GatewayStopping(GATEWAY_STOPPED));
           if (deps.stopping?.aborted) stop();
           else onStop.add(stop);
           // Its client gone, all but a prompt call at its model is given up (CLIENT_LEFT).

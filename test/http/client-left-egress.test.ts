@@ -1,6 +1,6 @@
 /**
  * A forward rule's call given up because its hook's client closed its connection (an agent that
- * cancels a tool call, a user pressing Esc) is not an egress refusal: the hook route in process,
+ * cancels a tool call, a user pressing Esc), or because `serve` is stopping, is not an egress refusal: the hook route in process,
  * the real remote actions and egress, reported as `serve` reports refusals (report.ts), and a
  * loopback hook server that never answers.
  */
@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 /** A gateway forwarding every PreToolUse, its log lines and counts, and its egress calls as they settle. */
-async function gateway(forward: Record<string, unknown>) {
+async function gateway(forward: Record<string, unknown>, stopping?: AbortSignal) {
   const policy = await policyFrom({
     version: 1,
     egress: { allowedHttpHookUrls: ["http://127.0.0.1:*/*"], allowCidrs: ["127.0.0.1/32"] },
@@ -65,7 +65,7 @@ async function gateway(forward: Record<string, unknown>) {
       runHookRoute(
         {
           policy: () => policy,
-          remote: createRemoteActions({ egress: send, env: () => undefined, clock, sha256 }),
+          remote: createRemoteActions({ egress: send, env: () => undefined, clock, sha256, stopping }),
           clock,
           newId: randomUUID,
           sha256,
@@ -143,6 +143,39 @@ describe("a forward rule's call given up", () => {
       { name: "hookgate_egress_refused_total", labels: { code: "EGRESS_TIMEOUT" } },
     ]);
     expect(gw.logs.filter((l) => l.level === "debug")).toEqual([]);
+    await gw.close();
+  });
+
+  it("because serve is stopping is said in the audit line, neither logged as an egress refusal nor counted as one", async () => {
+    const stopping = new AbortController();
+    const gw = await gateway({ onError: "deny" }, stopping.signal);
+    const called = new Promise<void>((resolve) => (arrived = resolve));
+    const outcome = gw.run();
+    await called;
+    // What serve does a little before it cuts the connections still open (node.ts closeOnce).
+    stopping.abort();
+    const { audit } = await outcome;
+    await gw.settled();
+    expect(audit.pending).toEqual([
+      expect.objectContaining({
+        rule: "team",
+        outcome: "FORWARD_TIMEOUT",
+        onError: "deny",
+        detail: "no answer before the gateway stopped",
+      }),
+    ]);
+    // Before, the guard reported it as EGRESS_TIMEOUT: a warning and a count at every restart,
+    // for a hook server that had done nothing wrong.
+    expect(gw.logs.filter((l) => l.msg === "egress refused")).toEqual([]);
+    expect(gw.counts.filter((c) => c.name === "hookgate_egress_refused_total")).toEqual([]);
+    expect(gw.logs).toContainEqual(
+      expect.objectContaining({
+        level: "debug",
+        msg: "egress call given up: the gateway is stopping",
+        code: "EGRESS_TIMEOUT",
+        url: `${hook.url}/…`,
+      }),
+    );
     await gw.close();
   });
 });

@@ -49,6 +49,11 @@ export interface EgressRefusal {
    * count (report.ts).
    */
   readonly clientLeft?: true;
+  /**
+   * Its caller gave it up because `serve` is stopping and answers what is still running now (its
+   * signal aborted with GatewayStopping): no refusal either, nor a timeout of the target.
+   */
+  readonly gatewayStopping?: true;
 }
 
 /**
@@ -63,9 +68,27 @@ export class ClientLeft extends Error {
   }
 }
 
-/** What a refusal made by its caller giving it up carries when the caller's client left. */
-export function leftBy(signal: AbortSignal | undefined): { readonly clientLeft?: true } {
-  return signal?.reason instanceof ClientLeft ? { clientLeft: true } : {};
+/**
+ * The reason a caller aborts a request's signal with when `serve` stops and its hook is answered
+ * now, with the rule's onError (remote-actions.ts `stopping`). An abort, by name, as ClientLeft is.
+ */
+export class GatewayStopping extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AbortError";
+  }
+}
+
+/**
+ * What a refusal made by its caller giving it up carries when that was no fault of the target:
+ * the caller's client left, or the gateway is stopping.
+ */
+export function leftBy(signal: AbortSignal | undefined): {
+  readonly clientLeft?: true;
+  readonly gatewayStopping?: true;
+} {
+  if (signal?.reason instanceof ClientLeft) return { clientLeft: true };
+  return signal?.reason instanceof GatewayStopping ? { gatewayStopping: true } : {};
 }
 
 export class EgressError extends Error {
