@@ -602,6 +602,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
     // thread's drain), and a log silent meanwhile cannot be told from a gateway that hangs.
     const began = performance.now();
     stopBegan = began;
+    // Before the line: a start refused once it is out says that this one is stopping.
+    store.stopping();
     logger.log("info", "hookgate stopping", { graceMs: CLOSE_GRACE_MS, drainMs: STOP_MS });
     let cut: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve, reject) => {
@@ -719,6 +721,8 @@ function openDataDir(dataDir: string): {
   sessions: ReturnType<typeof createSqliteSessionStore>;
   /** Closes the journal (again: closing it twice is safe) and the session store, and gives the data dir up. */
   close: () => void;
+  /** Marks the claim as one whose serve is stopping, for a start refused meanwhile to say so. */
+  stopping: () => void;
 } {
   let claimed: ReturnType<typeof claim> | undefined;
   try {
@@ -727,11 +731,12 @@ function openDataDir(dataDir: string): {
     makeDirectory(dataDir, 0o700);
     accessSync(dataDir, constants.W_OK);
     claimed = claim(dataDir);
-    const { sessions, release: giveUp } = claimed;
+    const { sessions, release: giveUp, stopping } = claimed;
     const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
     return {
       journal,
       sessions,
+      stopping,
       close() {
         try {
           journal.close();
@@ -763,15 +768,24 @@ function openDataDir(dataDir: string): {
 function claim(dataDir: string): {
   sessions: ReturnType<typeof createSqliteSessionStore>;
   release: () => void;
+  stopping: () => void;
 } {
   const path = join(dataDir, "serve.lock");
   const pidPath = join(dataDir, "serve.pid");
+  const stoppingPath = join(dataDir, "serve.stopping");
   const journalDir = join(dataDir, JOURNAL_DIR);
   // Which process, so that the operator stops it rather than delete a lock taken for stale.
   const refuse = (holds: string) => {
-    const pid = runningPid(pidPath);
+    const running = runningServe(dataDir);
+    const pid = running === undefined ? "" : ` (pid ${running.pid})`;
+    // Stopped already (a restart that starts the next one at once): told to stop it, or to take
+    // another data dir, which leaves its queue's jobs behind, the operator had nothing right to do.
+    if (running?.stopping)
+      return new DataDirError(
+        `cannot use the data dir ${dataDir} yet: the hookgate serve${pid} on it is stopping; ${holds}. Its stop takes up to ${(CLOSE_GRACE_MS + STOP_MS) / 1000} s (its open connections, then the deliveries in flight): wait for that process to exit, then start again`,
+      );
     return new DataDirError(
-      `cannot use the data dir ${dataDir}: another hookgate serve${pid === undefined ? "" : ` (pid ${pid})`} is running on it; ${holds}. Stop that process, or give each process its own --data-dir`,
+      `cannot use the data dir ${dataDir}: another hookgate serve${pid} is running on it; ${holds}. Stop that process, or give each process its own --data-dir`,
     );
   };
   let lock: Database.Database | undefined;
@@ -803,7 +817,7 @@ function claim(dataDir: string): {
         return createSqliteSessionStore(file, BUSY_TIMEOUT_MS);
       } catch (e) {
         // Held by a process serve.pid does not name (a sqlite3 shell), the file's own failure says so.
-        if ((e as { code?: string }).code !== "SQLITE_BUSY" || runningPid(pidPath) === undefined) throw e;
+        if ((e as { code?: string }).code !== "SQLITE_BUSY" || runningServe(dataDir) === undefined) throw e;
         throw refuse(
           `it holds ${file} locked (${path} and the intake journal's locks were deleted, which freed those); the operating system drops every one of them when that process ends, so they are never stale: do not delete them`,
         );
@@ -814,6 +828,9 @@ function claim(dataDir: string): {
     throw e;
   }
   try {
+    // A serve killed as it stopped left its serve.stopping: in a container, the pid it names is
+    // this one's too.
+    rmSync(stoppingPath, { force: true });
     writeFileSync(pidPath, `${process.pid}\n`);
   } catch {
     // Only a message's detail: the claim holds without it.
@@ -821,33 +838,50 @@ function claim(dataDir: string): {
   const release = () => {
     if (!lock.open) return;
     try {
+      rmSync(stoppingPath, { force: true });
       rmSync(pidPath, { force: true });
     } catch {
       // Left behind (a data dir made read-only meanwhile), it names a process that has ended,
-      // which a refusal never says (runningPid); thrown, it ended the stop before the lock, the
+      // which a refusal never says (runningServe); thrown, it ended the stop before the lock, the
       // record file and the egress were closed, with exit 1.
     }
     lock.close();
   };
-  return { sessions, release };
+  // serve.pid keeps its one number, which scripts and process managers read (`kill -HUP $(cat …)`).
+  const stopping = () => {
+    if (!lock.open) return;
+    try {
+      writeFileSync(stoppingPath, `${process.pid}\n`);
+    } catch {
+      // Only a message's detail, as the pid is.
+    }
+  };
+  return { sessions, release, stopping };
 }
 
-/** The process id in serve.pid, if that process runs. */
-function runningPid(path: string): number | undefined {
+/** The process serve.pid names, if it runs, and whether serve.stopping says it has begun to stop. */
+function runningServe(dataDir: string): { pid: number; stopping: boolean } | undefined {
+  const pid = pidIn(join(dataDir, "serve.pid"));
+  if (pid === undefined) return undefined; // an older serve holds the lock, or it has not written its pid yet
+  // Left by a serve killed as it stopped, it names another process.
+  const stopping = pidIn(join(dataDir, "serve.stopping")) === pid;
+  try {
+    process.kill(pid, 0);
+    return { pid, stopping };
+  } catch (e) {
+    // EPERM: it runs, as another user; ESRCH: the file outlived a process killed before.
+    return (e as NodeJS.ErrnoException).code === "EPERM" ? { pid, stopping } : undefined;
+  }
+}
+
+function pidIn(path: string): number | undefined {
   let pid: number;
   try {
     pid = Number(readFileSync(path, "utf8").trim());
   } catch {
-    return undefined; // an older serve holds the lock, or it has not written its pid yet
+    return undefined;
   }
-  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (e) {
-    // EPERM: it runs, as another user; ESRCH: the file outlived a process killed before.
-    return (e as NodeJS.ErrnoException).code === "EPERM" ? pid : undefined;
-  }
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
 /** What a data dir's SQLite file moved aside at the start takes with it, whichever file failed. */

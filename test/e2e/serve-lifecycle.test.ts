@@ -1081,6 +1081,39 @@ describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => 
       await stop();
     }
   });
+
+  it("refuses a start on its data dir meanwhile saying that it is stopping and to wait for it, not to stop it", async () => {
+    const { server, deliverOne, stop } = await serveWithHangingSink("hanging-sink-restart");
+    try {
+      await deliverOne();
+      // A restart that starts the next one as soon as it has signalled the first.
+      const stopped = server.stop();
+      await server.waitForLine((l) => l.msg === "hookgate stopping");
+      const second = await runCli([
+        "serve",
+        "--policy",
+        join(dir, "hanging-sink-restart.json"),
+        "--port",
+        "0",
+        "--data-dir",
+        server.dataDir,
+      ]);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toContain(
+        `cannot use the data dir ${server.dataDir} yet: the hookgate serve (pid ${server.child.pid}) on it is stopping;`,
+      );
+      expect(second.stderr).toContain(
+        "Its stop takes up to 40 s (its open connections, then the deliveries in flight): wait for that process to exit, then start again",
+      );
+      // Told to stop a process already stopping, or to take another data dir, which leaves its jobs behind.
+      expect(second.stderr).not.toContain("Stop that process");
+      expect(await stopped).toBe(0);
+      // Gone with its claim: the next serve on the data dir is not taken for one stopping.
+      expect(existsSync(join(server.dataDir, "serve.stopping"))).toBe(false);
+    } finally {
+      await stop();
+    }
+  });
 });
 
 describe("serve beyond loopback", () => {
