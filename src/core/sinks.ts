@@ -1167,6 +1167,9 @@ function answersAsDiscord(sink: ResolvedSink["type"], url: string | undefined): 
   return sink === "discord" || (sink === "slack" && url !== undefined && isDiscordSlackEndpoint(url));
 }
 
+/** asctime's date form (`Sun Nov  6 08:49:37 1994`), the one HTTP date without its zone. */
+const ASCTIME = /^[A-Za-z]{3} [A-Za-z]{3} [ \d]?\d \d{2}:\d{2}:\d{2} \d{4}$/;
+
 /** A Retry-After in ms; `unitMs` is what its number counts (a second, but for old Discord APIs). */
 export function parseRetryAfter(value: string | undefined, now: number, unitMs = 1000): number | undefined {
   if (value === undefined) return undefined;
@@ -1174,7 +1177,9 @@ export function parseRetryAfter(value: string | undefined, now: number, unitMs =
   if (/^\d+(?:\.\d+)?$/.test(text)) return Math.ceil(Number(text) * unitMs);
   // HTTP dates start with a day name: IMF-fixdate, RFC 850 and asctime forms.
   if (!/^[A-Za-z]{3}/.test(text)) return undefined;
-  const at = Date.parse(text);
+  // Every HTTP date is GMT (RFC 9110 §5.6.7), but asctime's form does not say so, and Date.parse
+  // reads a date that names no zone in the host's own: a server on UTC, a laptop hours off.
+  const at = Date.parse(ASCTIME.test(text) ? `${text} GMT` : text);
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
 

@@ -1332,6 +1332,27 @@ describe("classifySinkResponse: discord", () => {
   });
 });
 
+describe("classifySinkResponse: Retry-After as an HTTP date", () => {
+  // RFC 9110 §5.6.7: a recipient reads all three forms, each in GMT. asctime names no zone, and
+  // Date.parse reads a date without one in the host's time zone: off by its offset on a laptop.
+  it.each([
+    ["IMF-fixdate", "Fri, 21 Aug 2026 12:00:30 GMT", NOW],
+    ["RFC 850", "Friday, 21-Aug-26 12:00:30 GMT", NOW],
+    ["asctime", "Fri Aug 21 12:00:30 2026", NOW],
+    ["asctime with a one-digit day", "Fri Aug  7 12:00:30 2026", Date.UTC(2026, 7, 7, 12, 0, 0)],
+  ])("reads the %s form as GMT whatever the host's time zone", (_form, date, now) => {
+    const zone = process.env.TZ;
+    process.env.TZ = "America/New_York";
+    try {
+      const verdict = classifySinkResponse("webhook", 503, { "retry-after": date }, "", now);
+      expect(verdict).toEqual({ kind: "retry", retryAfterMs: 30_000, reason: "HTTP 503" });
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+});
+
 describe("classifySinkResponse: discord reasons", () => {
   it.each([
     [
