@@ -49,10 +49,21 @@ interface Pair {
 
 /** A source queue and its DLQ, wired by a RedrivePolicy as in infra/. */
 async function createQueuePair(
-  options: { maxReceiveCount?: number; maximumMessageSize?: number } = {},
+  options: {
+    maxReceiveCount?: number;
+    maximumMessageSize?: number;
+    deadLetterMaximumMessageSize?: number;
+  } = {},
 ): Promise<Pair> {
   const n = ++queues;
-  const dlq = await client.send(new CreateQueueCommand({ QueueName: `hookgate-dlq-${n}` }));
+  const dlq = await client.send(
+    new CreateQueueCommand({
+      QueueName: `hookgate-dlq-${n}`,
+      ...(options.deadLetterMaximumMessageSize
+        ? { Attributes: { MaximumMessageSize: String(options.deadLetterMaximumMessageSize) } }
+        : {}),
+    }),
+  );
   const deadLetterQueueUrl = dlq.QueueUrl ?? "";
   const attributes = await client.send(
     new GetQueueAttributesCommand({ QueueUrl: deadLetterQueueUrl, AttributeNames: ["QueueArn"] }),
@@ -199,6 +210,67 @@ describe("sqs queue, SQS specifics", () => {
     const [dead] = await delivery.listDead(10);
     expect(dead).toMatchObject({ id: job.id, attempts: 1 });
     expect(dead?.error).toMatch(/^HTTP 500 e+/);
+  });
+
+  it("cuts a delivery job to a queue's own smaller limit when SQS refuses it as too long, on send, hold and dead-lettering", async () => {
+    // A queue made before 2025, or by Terraform's default `max_message_size`, takes 256 KiB: a
+    // job between that and 1 MiB was refused, its notification lost, and its dead letter never made.
+    const limit = 256 * 1024;
+    await open({ maximumMessageSize: limit, deadLetterMaximumMessageSize: limit });
+    const delivery = createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+      fit: fitDeliveryJob,
+    });
+    const output = Array.from({ length: 100 }, (_, i) => `${i} ${"o".repeat(3990)}`);
+    const job = (id: string): DeliveryJob => ({
+      id,
+      sink: "audit",
+      notification: {
+        id,
+        createdAt: 0,
+        team: "default",
+        client: "claude-code",
+        eventName: "PostToolUse",
+        decision: "none",
+        ruleId: "r",
+        event: { tool_name: "Bash", tool_response: { output } },
+      },
+    });
+    const small = job("evt_small.audit");
+    const smallBody = { ...small, notification: { ...small.notification, event: { tool_name: "Bash" } } };
+    await delivery.send([
+      { id: smallBody.id, body: smallBody },
+      { id: "evt_big.audit", body: job("evt_big.audit") },
+    ]);
+    const got = await delivery.receive(10, 30_000);
+    expect(got.map((m) => m.id).sort()).toEqual(["evt_big.audit", "evt_small.audit"]);
+    const big = got.find((m) => m.id === "evt_big.audit");
+    if (!big) return;
+    const { output: cut } = (big.body.notification.event as { tool_response: { output: string[] } })
+      .tool_response;
+    expect(cut).toHaveLength(100);
+    expect(cut[99]).toMatch(/^99 o+…\[truncated by hookgate\]$/);
+    // A new queue object (another Lambda container) learns the limit from SQS again.
+    const other = createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+      fit: fitDeliveryJob,
+    });
+    await other.hold({ ...big, body: job("evt_big.audit") }, 0, "rate limited");
+    const [held] = await other.receive(1, 30_000);
+    expect(held?.id).toBe("evt_big.audit");
+    if (!held) return;
+    await createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl: pair.queueUrl,
+      deadLetterQueueUrl: pair.deadLetterQueueUrl,
+      fit: fitDeliveryJob,
+    }).deadLetter({ ...held, body: job("evt_big.audit") }, "HTTP 500");
+    const [dead] = await delivery.listDead(10);
+    expect(dead).toMatchObject({ id: "evt_big.audit", error: "HTTP 500" });
   });
 
   it("throws listing the entries SQS failed in a 200 answer, after sending the rest", async () => {

@@ -62,7 +62,8 @@ export interface SqsQueueOptions<T> {
   readonly batchWindowMs?: number;
   /**
    * Makes a body whose message is over SQS's 1 MiB fit (`fits` tells whether a candidate does),
-   * on send and on dead-lettering (core/delivery.ts `fitDeliveryJob` for delivery jobs). Without
+   * on send and on dead-lettering (core/delivery.ts `fitDeliveryJob` for delivery jobs), or over
+   * a queue's own smaller MaximumMessageSize once SQS has refused a message as longer. Without
    * it an oversized message is refused before it is sent.
    */
   readonly fit?: (body: T, fits: (candidate: T) => boolean) => T;
@@ -165,6 +166,18 @@ interface Outgoing {
   readonly id: string;
   readonly text: string;
   readonly delaySeconds: number;
+  /** The message fitted within `maxBytes` (options.fit), for a queue that takes less than 1 MiB. */
+  readonly refit?: ((maxBytes: number) => string) | undefined;
+}
+
+/**
+ * The most a queue takes, from SQS's refusal of a message over its MaximumMessageSize ("Message
+ * must be shorter than 262144 bytes."): a queue made before 2025, or by a tool that still sets
+ * the old default (Terraform's and Pulumi's `max_message_size`), keeps 256 KiB.
+ */
+function queueLimitIn(message: string | undefined): number | undefined {
+  const said = /Message must be shorter than (\d+) bytes/.exec(message ?? "")?.[1];
+  return said === undefined ? undefined : Number(said);
 }
 
 /** One entry of a DeleteMessageBatch or (with its new visibility) ChangeMessageVisibilityBatch. */
@@ -324,13 +337,53 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     options.onUnreadable?.({ messageId: message.MessageId ?? "", reason });
   }
 
-  /** The message text for `body`, its body fitted (options.fit) when the message is over 1 MiB. */
-  function fitted(body: T, message: (body: T) => unknown): string {
+  /**
+   * Per queue URL, the most it takes, when it refused a message as over a MaximumMessageSize
+   * below SQS's 1 MiB; 1 MiB otherwise.
+   */
+  const queueLimits = new Map<string, number>();
+  const limitOf = (url: string) => queueLimits.get(url) ?? MAX_BATCH_BYTES;
+
+  /**
+   * Whether SQS refused a message to `url` as over the queue's own limit, one that fitting
+   * (options.fit) to that limit can send: the limit is then kept for the messages after it.
+   */
+  function refusedAsTooLong(url: string, text: string, said: string | undefined): boolean {
+    const limit = queueLimitIn(said);
+    if (!options.fit || limit === undefined || Buffer.byteLength(text, "utf8") <= limit) return false;
+    queueLimits.set(url, Math.min(limit, limitOf(url)));
+    return true;
+  }
+
+  /** The message text for `body`, its body fitted (options.fit) when the message is over `maxBytes`. */
+  function fitted(body: T, message: (body: T) => unknown, maxBytes = MAX_BATCH_BYTES): string {
     const text = toSqsJson(message(body));
-    const fits = (candidate: T) =>
-      Buffer.byteLength(toSqsJson(message(candidate)), "utf8") <= MAX_BATCH_BYTES;
-    if (!options.fit || Buffer.byteLength(text, "utf8") <= MAX_BATCH_BYTES) return text;
+    const fits = (candidate: T) => Buffer.byteLength(toSqsJson(message(candidate)), "utf8") <= maxBytes;
+    if (!options.fit || Buffer.byteLength(text, "utf8") <= maxBytes) return text;
     return toSqsJson(message(options.fit(body, fits)));
+  }
+
+  /**
+   * One message to `url`, fitted to what the queue takes: refused as over the queue's own limit
+   * (a queue of 256 KiB), it is fitted to that and sent once more, rather than lost.
+   */
+  async function sendOne(url: string, text: (maxBytes: number) => string, delaySeconds?: number) {
+    const send = (body: string) =>
+      client.send(
+        new SendMessageCommand({
+          QueueUrl: url,
+          MessageBody: body,
+          ...(delaySeconds !== undefined ? { DelaySeconds: delaySeconds } : {}),
+        }),
+        abortable(),
+      );
+    const first = text(limitOf(url));
+    try {
+      await send(first);
+    } catch (e) {
+      if (!refusedWhole(e) || !refusedAsTooLong(url, first, errorMessage(e))) throw e;
+      await send(text(limitOf(url)));
+    }
   }
 
   /**
@@ -339,7 +392,8 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    * as `unsure` too.
    */
   async function sendAll(url: string, outgoing: readonly Outgoing[]): Promise<void> {
-    const sizes = outgoing.map((o) => Buffer.byteLength(o.text, "utf8"));
+    const texts = outgoing.map((o) => o.text);
+    const sizes = texts.map((text) => Buffer.byteLength(text, "utf8"));
     outgoing.forEach((o, i) => {
       const size = sizes[i] ?? 0;
       // Refused before any request: none of them was sent, which the caller must know (a
@@ -350,20 +404,23 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
           outgoing.map((m) => m.id),
         );
     });
-    const batches: number[][] = [];
-    let batch: number[] = [];
-    let bytes = 0;
-    outgoing.forEach((_, i) => {
-      const size = sizes[i] ?? 0;
-      if (batch.length === MAX_BATCH_ENTRIES || bytes + size > MAX_BATCH_BYTES) {
-        batches.push(batch);
-        batch = [];
-        bytes = 0;
+    const batchesOf = (indexes: readonly number[]): number[][] => {
+      const batches: number[][] = [];
+      let batch: number[] = [];
+      let bytes = 0;
+      for (const i of indexes) {
+        const size = sizes[i] ?? 0;
+        if (batch.length === MAX_BATCH_ENTRIES || bytes + size > MAX_BATCH_BYTES) {
+          batches.push(batch);
+          batch = [];
+          bytes = 0;
+        }
+        batch.push(i);
+        bytes += size;
       }
-      batch.push(i);
-      bytes += size;
-    });
-    if (batch.length > 0) batches.push(batch);
+      if (batch.length > 0) batches.push(batch);
+      return batches;
+    };
 
     // A batch whose request fails as a whole does not stop the later ones: each is sent, and the
     // error names the jobs not sent, so what went out is not reported lost.
@@ -376,27 +433,48 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       if (unanswered) unsure.push(id);
       refused.push(`${id} (${why})`);
     };
-    for (const indexes of batches) {
-      let failures: Map<number, EntryFailure>;
-      try {
-        failures = await retryingEntries(indexes, (ids) =>
-          client.send(
-            new SendMessageBatchCommand({
-              QueueUrl: url,
-              Entries: ids.map((i) => ({
-                Id: String(i),
-                MessageBody: outgoing[i]?.text,
-                DelaySeconds: outgoing[i]?.delaySeconds,
-              })),
-            }),
-            abortable(),
-          ),
-        );
-      } catch (e) {
-        for (const i of indexes) fail(i, errorMessage(e), !refusedWhole(e));
-        continue;
+    // Those refused as over the queue's own limit go once more, fitted to it (`refusedAsTooLong`).
+    let round: readonly number[] = outgoing.map((_, i) => i);
+    for (let pass = 0; round.length > 0; pass++) {
+      const tooLong: number[] = [];
+      for (const indexes of batchesOf(round)) {
+        let failures: Map<number, EntryFailure>;
+        try {
+          failures = await retryingEntries(indexes, (ids) =>
+            client.send(
+              new SendMessageBatchCommand({
+                QueueUrl: url,
+                Entries: ids.map((i) => ({
+                  Id: String(i),
+                  MessageBody: texts[i],
+                  DelaySeconds: outgoing[i]?.delaySeconds,
+                })),
+              }),
+              abortable(),
+            ),
+          );
+        } catch (e) {
+          for (const i of indexes) fail(i, errorMessage(e), !refusedWhole(e));
+          continue;
+        }
+        for (const [i, failure] of failures) {
+          const refit = outgoing[i]?.refit;
+          if (
+            pass === 0 &&
+            refit &&
+            !failure.unanswered &&
+            refusedAsTooLong(url, texts[i] ?? "", failure.Message)
+          )
+            tooLong.push(i);
+          else fail(i, describeFailure(failure), failure.unanswered === true);
+        }
       }
-      for (const [i, failure] of failures) fail(i, describeFailure(failure), failure.unanswered === true);
+      for (const i of tooLong) {
+        const text = outgoing[i]?.refit?.(limitOf(url)) ?? texts[i] ?? "";
+        texts[i] = text;
+        sizes[i] = Buffer.byteLength(text, "utf8");
+      }
+      round = tooLong;
     }
     if (refused.length > 0)
       throw new SendFailedError(
@@ -755,11 +833,16 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     async send(messages) {
       await sendAll(
         queueUrl,
-        messages.map((m) => ({
-          id: m.id,
-          text: fitted(m.body, (body) => ({ id: m.id, body: encode(body) })),
-          delaySeconds: seconds(m.delayMs ?? 0, MAX_DELAY_SECONDS),
-        })),
+        messages.map((m) => {
+          const text = (maxBytes: number) =>
+            fitted(m.body, (body) => ({ id: m.id, body: encode(body) }), maxBytes);
+          return {
+            id: m.id,
+            text: text(limitOf(queueUrl)),
+            delaySeconds: seconds(m.delayMs ?? 0, MAX_DELAY_SECONDS),
+            refit: text,
+          };
+        }),
       );
     },
 
@@ -804,20 +887,18 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // the stable job id absorbs), never neither. A delete that fails after the send rejects with
     // CopySentError, so the caller can keep the message from a second delivery.
     async hold(message, delayMs, _reason, options) {
-      const copy = fitted(message.body, (body) => ({
-        id: message.id,
-        body: encode(body),
-        sent: Math.max(0, message.attempts - 1),
-        holds: (message.holds ?? 0) + (options?.addsHold === false ? 0 : 1),
-      }));
-      await client.send(
-        new SendMessageCommand({
-          QueueUrl: queueUrl,
-          MessageBody: copy,
-          DelaySeconds: seconds(delayMs, MAX_DELAY_SECONDS),
-        }),
-        abortable(),
-      );
+      const copy = (maxBytes: number) =>
+        fitted(
+          message.body,
+          (body) => ({
+            id: message.id,
+            body: encode(body),
+            sent: Math.max(0, message.attempts - 1),
+            holds: (message.holds ?? 0) + (options?.addsHold === false ? 0 : 1),
+          }),
+          maxBytes,
+        );
+      await sendOne(queueUrl, copy, seconds(delayMs, MAX_DELAY_SECONDS));
       await deletes.add({ receipt: message.receipt }).catch((e: unknown) => {
         throw new CopySentError("held copy", e);
       });
@@ -830,17 +911,19 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     // the message from a second delivery and a second dead letter (lambda-sqs.ts).
     async deadLetter(message, error) {
       const failedAt = now();
-      const letter = fitted(message.body, (body) => ({
-        id: message.id,
-        body: encode(body),
-        attempts: message.attempts,
-        error: error.slice(0, MAX_ERROR_CHARS),
-        failedAt,
-      }));
-      await client.send(
-        new SendMessageCommand({ QueueUrl: deadLetterQueueUrl, MessageBody: letter }),
-        abortable(),
-      );
+      const letter = (maxBytes: number) =>
+        fitted(
+          message.body,
+          (body) => ({
+            id: message.id,
+            body: encode(body),
+            attempts: message.attempts,
+            error: error.slice(0, MAX_ERROR_CHARS),
+            failedAt,
+          }),
+          maxBytes,
+        );
+      await sendOne(deadLetterQueueUrl, letter);
       await deletes.add({ receipt: message.receipt }).catch((e: unknown) => {
         throw new CopySentError("dead letter", e);
       });
