@@ -8,7 +8,7 @@ import { clientWaitsMs, requestDeadlineMs } from "../core/deadline.js";
 import { combineEffects, type Decision, type RuleEffect } from "../core/decision.js";
 import { FAIL_MODE_SOURCE, type RequestError } from "../core/errors.js";
 import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/evaluate.js";
-import { clientDecision } from "../core/event-capabilities.js";
+import { clientDecision, honouredDecision } from "../core/event-capabilities.js";
 import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js";
 import { type Dialect, type HookEvent, routedDialect } from "../core/hook-event.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
@@ -311,7 +311,10 @@ export async function handleHook(
     // Most events have no prompt or forward rule: no promise to wait for then. Shadow ones run
     // too (POLICY.md: shadow rules are evaluated), beside the rest under the same deadline; what
     // they decide is recorded, never combined into the answer.
-    const { pending, shadowPending } = evaluation;
+    // A prompt rule where its model's verdict cannot reach the client is not called (unjudged).
+    const judged = verdictReachesClient(event);
+    const pending = judged ? evaluation.pending : evaluation.pending.filter(forwards);
+    const shadowPending = judged ? evaluation.shadowPending : evaluation.shadowPending.filter(forwards);
     const deadlineMs = requestDeadlineMs(
       event.name,
       event.dialect,
@@ -359,6 +362,13 @@ export async function handleHook(
         if (pending.length > 0) remote = split(true);
         shadowRun = split(false);
       }
+    }
+    if (!judged) {
+      const enforcing = unjudged(event, evaluation.pending);
+      const shadow = unjudged(event, evaluation.shadowPending);
+      if (enforcing.length > 0) remote = { effects: remote.effects, audit: [...remote.audit, ...enforcing] };
+      if (shadow.length > 0)
+        shadowRun = { effects: shadowRun?.effects ?? [], audit: [...(shadowRun?.audit ?? []), ...shadow] };
     }
     const effects = evaluation.enforced.map((m) => m.effect);
     const combined =
@@ -633,6 +643,30 @@ function shadowVerdicts(run: RemoteResult): Map<string, Omit<ShadowVerdict, "rul
 }
 
 const forwards = (rule: CompiledRule): boolean => rule.action.kind === "forward";
+
+/**
+ * Whether a model's verdict can reach the client on this event: its "no" is sent as a deny or a
+ * block (judge.ts verdictEffect), which Notification, SessionStart, SessionEnd and the other
+ * events that take neither drop, and deepagents' legacy hooks read nothing back. A call there
+ * spent the model's daily budget and concurrency slots, which the events it can decide then
+ * lacked, and the hook's time, on a verdict dropped whatever it said.
+ */
+const verdictReachesClient = (event: HookEvent): boolean =>
+  event.dialect !== "deepagents-legacy" && honouredDecision(event.name, "deny") !== undefined;
+
+/** The audit of the prompt rules among `rules` not called on this event (verdictReachesClient). */
+const unjudged = (event: HookEvent, rules: readonly CompiledRule[]): RemoteAudit[] =>
+  rules
+    .filter((rule) => rule.action.kind === "prompt")
+    .map((rule) => ({
+      rule: rule.id,
+      action: "prompt",
+      outcome: "SKIPPED",
+      ms: 0,
+      detail: `no client acts on a model's verdict on ${capString(event.name, AUDIT_NAME_CHARS)}${
+        event.dialect === "deepagents-legacy" ? " (deepagents' legacy hooks read nothing back)" : ""
+      }: the model was not called`,
+    }));
 
 const actionOf = (rule: CompiledRule): "prompt" | "forward" =>
   rule.action.kind === "prompt" ? "prompt" : "forward";

@@ -191,7 +191,7 @@ function lintEveryEvent(rule: CompiledRule, warn: (path: string, message: string
   if (unjudged.length > 0) {
     warn(
       `${rule.path}.prompt`,
-      `"on": "*" includes events where no client can honour a model's verdict (${some(unjudged)}); the model is called there and its verdict is not sent`,
+      `"on": "*" includes events where no client can honour a model's verdict (${some(unjudged)}); the model is not called there`,
     );
   }
   const uncarried =
@@ -1220,11 +1220,11 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
     );
   }
   // A model's "no" is sent as a deny or a block (judge.ts verdictEffect): where neither is, the
-  // model is called and its verdict dropped, as a decide rule's there is.
+  // model is not called (handle-hook.ts verdictReachesClient).
   if (action.kind === "prompt" && isKnownEvent(event) && !honouredDecision(event, "deny")) {
     warn(
       `${p}.prompt`,
-      `no client can honour a model's verdict on ${event} (a "no" is sent as a deny or a block); the model is called and its verdict is not sent there`,
+      `no client can honour a model's verdict on ${event} (a "no" is sent as a deny or a block); the model is not called there`,
     );
   } else if (action.kind === "prompt" && DEEPCODE_IGNORES_BLOCK.has(event)) {
     warn(`${p}.prompt`, deepcodeIgnoresBlock(event, `, which is how a model's "no" is sent there`));

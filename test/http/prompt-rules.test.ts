@@ -154,6 +154,60 @@ describe("prompt rules: the mapping of a verdict", () => {
     expect(await (await app.post("/v1/hooks", { ...stop, last_assistant_message: "other" })).text()).toBe("");
   });
 
+  it("does not call the model on an event no client can act on its verdict on, and the audit says why", async () => {
+    // A verdict is sent as a deny or a block: Notification takes neither, and deepagents' legacy
+    // hooks read nothing back. A call there spent the model's budget and slots on a verdict dropped.
+    const app = await appWith({}, {}, {}, [
+      {
+        id: "judge-all",
+        on: "*",
+        prompt: { text: "Judge every event. $ARGUMENTS", model: "fast", onError: "deny" },
+      },
+      {
+        id: "try-it",
+        on: "Notification",
+        mode: "shadow",
+        prompt: { text: "Try. $ARGUMENTS", model: "fast" },
+      },
+    ]);
+    model.script({ verdict: { ok: false, reason: "no" } });
+    const calls = model.requests.length;
+    const notification = {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      notification_type: "idle_prompt",
+      message: "Claude is waiting for your input",
+    };
+    const legacy = {
+      event: "tool.use",
+      tool_name: "write_file",
+      tool_id: "c1",
+      tool_args: { file_path: "a" },
+    };
+    expect(await (await app.post("/v1/hooks", notification)).text()).toBe("");
+    expect(lastAudit(app).shadow).toEqual([
+      expect.objectContaining({ rule: "try-it", decision: "none", outcome: "SKIPPED" }),
+    ]);
+    for (const event of [notification, legacy]) {
+      expect(await (await app.post("/v1/hooks", event)).text()).toBe("");
+      expect(model.requests.length - calls).toBe(0);
+      expect(lastAudit(app).rules).toEqual(["judge-all"]);
+      expect(lastAudit(app).pending).toEqual([
+        expect.objectContaining({
+          rule: "judge-all",
+          action: "prompt",
+          outcome: "SKIPPED",
+          detail: expect.stringMatching(/^no client acts on a model's verdict on (Notification|tool\.use)/),
+        }),
+      ]);
+    }
+    // Where a verdict is sent, both rules still call the model.
+    await app.post("/v1/hooks", write("/etc/x"));
+    expect(model.requests.length - calls).toBe(2);
+  });
+
   it("sends the Anthropic request with its headers, the hardened system prompt and the body as data", async () => {
     const app = await appWith();
     const event = write("/p/src/a.ts");

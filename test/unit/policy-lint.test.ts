@@ -694,10 +694,10 @@ describe("lintPolicy: a prompt rule whose verdict no client can honour", () => {
       .map((w) => `${w.path}: ${w.message}`)
       .filter((w) => /^\$\.rules\[\d\]\.prompt:/.test(w));
     expect(warnings).toEqual([
-      '$.rules[0].prompt: no client can honour a model\'s verdict on Notification (a "no" is sent as a deny or a block); the model is called and its verdict is not sent there',
-      '$.rules[1].prompt: no client can honour a model\'s verdict on SessionEnd (a "no" is sent as a deny or a block); the model is called and its verdict is not sent there',
-      '$.rules[2].prompt: "on": "*" includes events where no client can honour a model\'s verdict (18 of Claude Code\'s 34 events, e.g. Notification, SessionStart, SessionEnd); the model is called there and its verdict is not sent',
-      '$.rules[3].prompt: "on": "*" includes events where no client can honour a model\'s verdict (1 of the 5 tool events its "if" limits it to, e.g. PermissionDenied); the model is called there and its verdict is not sent',
+      '$.rules[0].prompt: no client can honour a model\'s verdict on Notification (a "no" is sent as a deny or a block); the model is not called there',
+      '$.rules[1].prompt: no client can honour a model\'s verdict on SessionEnd (a "no" is sent as a deny or a block); the model is not called there',
+      '$.rules[2].prompt: "on": "*" includes events where no client can honour a model\'s verdict (18 of Claude Code\'s 34 events, e.g. Notification, SessionStart, SessionEnd); the model is not called there',
+      '$.rules[3].prompt: "on": "*" includes events where no client can honour a model\'s verdict (1 of the 5 tool events its "if" limits it to, e.g. PermissionDenied); the model is not called there',
     ]);
   });
 });
