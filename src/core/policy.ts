@@ -583,6 +583,21 @@ function strayKeys(forms: readonly (readonly z.core.$ZodIssue[])[], value: unkno
 }
 
 /**
+ * ": did you mean …?" naming the key of `defined` (sinks, models) that `name` most likely means, or
+ * "": two edits from one of four letters or more, or another of any length in another case (two
+ * edits from `ci` would be any sink of two letters).
+ */
+function meantKey(name: string, defined: Readonly<Record<string, unknown>> | undefined): string {
+  const keys = Object.keys(defined ?? {});
+  const meant =
+    closestName(
+      name,
+      keys.filter((key) => key.length >= 4),
+    ) ?? keys.find((key) => key.toLowerCase() === name.toLowerCase());
+  return meant === undefined ? "" : `: did you mean ${JSON.stringify(meant)}?`;
+}
+
+/**
  * The `where` operator a key not among them most likely means: two edits from one of four letters
  * or more (`regx`, `exist`, `startswith`), or `in` and `not` in another case. Two edits from `in`
  * would be any key of two letters. A key whose value is a condition is a field written nested
@@ -793,11 +808,18 @@ function compileRule(
   const action = ruleAction(rule, error);
   for (const [i, sink] of (rule.notify ?? []).entries()) {
     if (!document.sinks || !Object.hasOwn(document.sinks, sink)) {
-      error(`.notify[${i}]`, `names the sink "${sink}", which $.sinks does not define`);
+      error(
+        `.notify[${i}]`,
+        `names the sink "${sink}", which $.sinks does not define${meantKey(sink, document.sinks)}`,
+      );
     }
   }
   if (rule.prompt && (!document.models || !Object.hasOwn(document.models, rule.prompt.model))) {
-    error(".prompt.model", `names the model "${rule.prompt.model}", which $.models does not define`);
+    const model = rule.prompt.model;
+    error(
+      ".prompt.model",
+      `names the model "${model}", which $.models does not define${meantKey(model, document.models)}`,
+    );
   }
 
   if (issues.length > 0 || !matcher.ok || !action) return err(issues);

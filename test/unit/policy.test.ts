@@ -615,6 +615,28 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ).toEqual(["$.rules[0].where.x.regex: must be a string, not 5"]);
   });
 
+  it("suggests the sink or model meant when a rule names one the policy does not define", async () => {
+    expect(
+      await messagesOf({
+        rules: [
+          { id: "a", on: "Stop", decide: "block", notify: ["eng-slak", "pager", "cd", "CI"] },
+          { id: "b", on: "PreToolUse", prompt: { text: "x", model: "Fats" } },
+        ],
+        sinks: {
+          "eng-slack": { type: "slack", url: "https://hooks.slack.com/services/x" },
+          ci: { type: "webhook", url: "https://ci.example/in" },
+        },
+        models: { fast: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+      }),
+    ).toEqual([
+      '$.rules[0].notify[0]: names the sink "eng-slak", which $.sinks does not define: did you mean "eng-slack"?',
+      '$.rules[0].notify[1]: names the sink "pager", which $.sinks does not define',
+      '$.rules[0].notify[2]: names the sink "cd", which $.sinks does not define',
+      '$.rules[0].notify[3]: names the sink "CI", which $.sinks does not define: did you mean "ci"?',
+      '$.rules[1].prompt.model: names the model "Fats", which $.models does not define: did you mean "fast"?',
+    ]);
+  });
+
   it("refuses a GitHub event type longer than GitHub takes, rather than cut it to one no workflow listens for", async () => {
     // It was cut to 100 characters when sent: GitHub answered 204, and the workflow whose
     // `types` named the whole event type never ran, with nothing in any log.
