@@ -796,7 +796,9 @@ function auditRecord(
     notify: (evaluation?.notify ?? []).flatMap((n) => n.sinks),
     decision,
     clientDecision: acted === decision ? undefined : acted,
-    reason: fields.reason ?? outcome.error?.message,
+    // A request error's message quotes what the request sent (a Content-Type of up to 16 KiB of
+    // headers): cut as a rule's reason is.
+    reason: fields.reason ?? (outcome.error && capString(outcome.error.message, AUDIT_REASON_CHARS)),
     answerTruncated: outcome.answer.truncated,
     error: outcome.error?.code,
     clientLeft: clientLeft ? true : undefined,

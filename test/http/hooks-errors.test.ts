@@ -44,6 +44,18 @@ describe.each([
     expect(body.systemMessage).toMatch(/Content-Type: application\/json/);
   });
 
+  it("a content type of any length, its audit reason cut at 4,000 characters as every reason is", async () => {
+    // A header holds up to 16 KiB, all of it quoted back in the message.
+    const sent = `text/plain; x=${"a".repeat(10_000)}`;
+    await expectDenied(
+      await app.post("/v1/hooks", pre, { "content-type": sent }),
+      "UNSUPPORTED_CONTENT_TYPE",
+    );
+    const reason = app.logs.at(-1)?.reason as string;
+    expect(reason.length).toBe(4000 + "…[truncated by hookgate]".length);
+    expect(reason).toMatch(/^the hook sent Content-Type "text\/plain; x=a+…\[truncated by hookgate\]$/);
+  });
+
   it("a body over defaults.maxBodyBytes", async () => {
     const big = pre.replace('"ls"', JSON.stringify("x".repeat(10_000)));
     const body = await expectDenied(await app.post("/v1/hooks", big), "BODY_TOO_LARGE");
