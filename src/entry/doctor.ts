@@ -9,7 +9,9 @@
  * `--url` is the hook URL from `hookgate init` or the gateway's base URL; the route (and so the
  * sample's dialect) is the URL's own, else `--client`'s, else Claude Code's.
  */
+import { lookup } from "node:dns/promises";
 import { parseArgs } from "node:util";
+import ipaddr from "ipaddr.js";
 import { type GatewayResult, gatewayRequest } from "../adapters/gateway-client/node.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
@@ -40,7 +42,17 @@ interface Check {
   readonly goOn?: true;
 }
 
-export async function doctorCommand(args: readonly string[], io: CommandIo, env: Env): Promise<number> {
+/** Every address a host name resolves to, as the agent's own lookup would see them. */
+export type Resolve = (host: string) => Promise<readonly string[]>;
+
+const resolveAll: Resolve = async (host) => (await lookup(host, { all: true })).map((a) => a.address);
+
+export async function doctorCommand(
+  args: readonly string[],
+  io: CommandIo,
+  env: Env,
+  resolve: Resolve = resolveAll,
+): Promise<number> {
   const { values } = parseArgs({
     args: [...args],
     options: {
@@ -116,6 +128,8 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
     print({ ok: false, line: "sample decision: not checked (the hook URL is mistyped)" });
     return 1;
   }
+  const refused = await clientRefusedAnswers(hookUrl, dialect, env, resolve);
+  if (refused) print(refused);
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs });
   const healthCheck = checkHealth(health, base);
   print(healthCheck);
@@ -156,6 +170,68 @@ export async function doctorCommand(args: readonly string[], io: CommandIo, env:
   });
   print(checkSample(sample, { command, expect, dialect, hookUrl }));
   return checks.every((c) => c.ok) ? 0 : 1;
+}
+
+/**
+ * The addresses Claude Code's and deepcode's http hooks refuse to connect to, found by the lookup
+ * they give their connection (clients.md §2.3, deepcode's ssrfGuardedLookup): ipaddr.js's names
+ * for 0/8, 10/8, 172.16/12, 192.168/16, 169.254/16, 100.64/10, ::, fc00::/7 and fe80::/10, also
+ * IPv4-mapped or in NAT64's 64:ff9b::/96; and the cloud metadata addresses newer Claude Code adds.
+ * Loopback is allowed.
+ */
+const CLIENT_REFUSED_RANGES: ReadonlySet<string> = new Set([
+  "unspecified",
+  "private",
+  "linkLocal",
+  "carrierGradeNat",
+  "uniqueLocal",
+]);
+const CLIENT_REFUSED_ADDRESSES: ReadonlySet<string> = new Set(["168.63.129.16", "192.0.0.192"]);
+
+export function clientRefusedRange(address: string): string | undefined {
+  if (!ipaddr.isValid(address)) return undefined;
+  let ip = ipaddr.process(address);
+  if (ip.kind() === "ipv6" && ip.range() === "rfc6052") ip = new ipaddr.IPv4(ip.toByteArray().slice(-4));
+  if (CLIENT_REFUSED_ADDRESSES.has(ip.toString())) return "cloud metadata";
+  const range = ip.range();
+  return CLIENT_REFUSED_RANGES.has(range) ? range : undefined;
+}
+
+/**
+ * A failed check when the hook URL's host name resolves to an address the agent refuses: its
+ * lookup fails the hook on any one of them, a non-blocking error, and the tool call runs as if
+ * no hook had answered, while every check below passes from here (this command connects
+ * anyway). Not for an address written in the URL, which the lookup never sees, nor through a
+ * proxy, which the agent's hook then goes by without its lookup (clients.md §2.2).
+ */
+async function clientRefusedAnswers(
+  hookUrl: string,
+  dialect: string,
+  env: Env,
+  resolve: Resolve,
+): Promise<Check | undefined> {
+  if (dialect !== "claude-code" && dialect !== "deepcode") return undefined;
+  const proxy = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"].some((name) => env[name]);
+  const host = new URL(hookUrl).hostname;
+  if (proxy || ipaddr.isValid(host.replace(/^\[|\]$/g, ""))) return undefined;
+  let answers: readonly string[];
+  try {
+    answers = await resolve(host);
+  } catch {
+    return undefined; // the gateway's check says it does not resolve
+  }
+  const refused = answers.flatMap((address) => {
+    const range = clientRefusedRange(address);
+    return range === undefined ? [] : [`${address} (${range})`];
+  });
+  if (refused.length === 0) return undefined;
+  const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
+  return {
+    ok: false,
+    goOn: true,
+    line: `address: ${host} resolves to ${refused.join(", ")}: ${agent} refuses an http hook whose host has such an address (ERR_HTTP_HOOK_BLOCKED_ADDRESS) and runs the tool call as if no hook had answered`,
+    fix: "give the gateway a name whose every address is public (or loopback, for a gateway on this machine), or have the agent reach it through a proxy (HTTPS_PROXY), which it connects to without that check",
+  };
 }
 
 const START_HINT =

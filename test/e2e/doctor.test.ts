@@ -4,6 +4,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { doctorCommand, type Resolve } from "../../src/entry/doctor.js";
 import { refusingPort } from "../support/loopback.js";
 import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
@@ -146,6 +147,56 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       );
     } finally {
       await new Promise((resolve) => refusing.close(resolve));
+    }
+  });
+
+  it("fails an address check when the hook URL's name resolves to an address Claude Code or deepcode refuses", async () => {
+    // Claude Code's and deepcode's lookup fails an http hook on any private answer, and the tool
+    // call then runs unguarded; this command connects anyway, so every other check passed.
+    const port = new URL(server.url).port;
+    const doctor = async (url: string, answers: readonly string[], env: Record<string, string> = {}) => {
+      let out = "";
+      const asked: string[] = [];
+      const resolve: Resolve = async (host) => {
+        asked.push(host);
+        return answers;
+      };
+      const io = {
+        out: (text: string) => {
+          out += text;
+        },
+        err: () => {},
+        stdin: async () => new Uint8Array(),
+      };
+      const code = await doctorCommand(["--url", url], io, { HOOKGATE_TOKEN: TOKEN, ...env }, resolve);
+      return { code, out, asked };
+    };
+    const split = await doctor(`http://localhost:${port}/v1/hooks/claude-code`, ["127.0.0.1", "10.0.0.5"]);
+    expect(split.code, split.out).toBe(1);
+    expect(lines(split.out)[0]).toBe(
+      "✗ address: localhost resolves to 10.0.0.5 (private): Claude Code refuses an http hook whose host has such an address (ERR_HTTP_HOOK_BLOCKED_ADDRESS) and runs the tool call as if no hook had answered",
+    );
+    expect(split.out).toMatch(/fix: give the gateway a name whose every address is public/);
+    // The gateway's own checks still ran.
+    expect(lines(split.out).slice(1)).toHaveLength(3);
+    const deepcode = await doctor(`http://localhost:${port}/v1/hooks/deepcode`, ["64:ff9b::a9fe:a9fe"]);
+    expect(lines(deepcode.out)[0]).toMatch(
+      /^✗ address: localhost resolves to 64:ff9b::a9fe:a9fe \(linkLocal\): deepcode refuses/,
+    );
+
+    const loopback = await doctor(`http://localhost:${port}/v1/hooks/claude-code`, ["127.0.0.1", "::1"]);
+    expect(loopback.code, loopback.out).toBe(0);
+    expect(loopback.asked).toEqual(["localhost"]);
+    // deepagents' curl adapter has no such lookup; a proxy connects in the agent's place; an
+    // address written in the URL is never looked up.
+    for (const [url, env] of [
+      [`http://localhost:${port}/v1/hooks/deepagents`, { HOOKGATE_AUTH: TOKEN }],
+      [`http://localhost:${port}/v1/hooks/claude-code`, { HTTPS_PROXY: "http://127.0.0.1:9" }],
+      [`${server.url}/v1/hooks/claude-code`, {}],
+    ] as const) {
+      const run = await doctor(url, ["10.0.0.5"], env);
+      expect(run.asked, url).toEqual([]);
+      expect(run.out).not.toMatch(/address:/);
     }
   });
 
