@@ -12,6 +12,12 @@ const MASK = "[masked]";
 /** The names of variables, YAML keys and JSON keys that hold a secret, for the shapes below. */
 const NAMED =
   "PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN(?!I[SZ]E)|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|APP_?KEY|CREDENTIALS?|_PASS|_PWD";
+/**
+ * hookgate's own error codes with a secret's word in them: a reason quotes one before its message
+ * (`JUDGE_NO_API_KEY: model "store" has no API key`), which the capitals' `NAME: value` shape
+ * would read as a key and its first word as the key's value.
+ */
+const OWN_CODES = "JUDGE_NO_API_KEY|AUTH_EMPTY_TOKEN|AUTH_UNKNOWN_TOKEN";
 /** Suffixes of a name that says where or what a secret is, not the secret (`TOKEN_FILE=/run/x`). */
 const NOT_A_VALUE =
   "NAME|ID|ARN|TYPE|FILE|PATH|URL|URI|ENDPOINT|HEADER|FIELD|TTL|SECONDS|DAYS|LENGTH|LIMIT|EXPIRY";
@@ -592,7 +598,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // JSON keys ending in a secret's name (`"password": "x"`, not `"password_policy"`).
   [
     new RegExp(
-      `\\b(?![A-Z0-9_]{0,64}TOKENS\\b)([A-Z0-9_]{0,64}(?:${NAMED})[A-Z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE})):[ \\t]{1,8}(?!["']?\\$|#)(?:"(?:[^"\\\\]|\\\\.){0,4096}"|'[^']{0,4096}'|(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
+      `\\b(?![A-Z0-9_]{0,64}TOKENS\\b|(?:${OWN_CODES}):)([A-Z0-9_]{0,64}(?:${NAMED})[A-Z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE})):[ \\t]{1,8}(?!["']?\\$|#)(?:"(?:[^"\\\\]|\\\\.){0,4096}"|'[^']{0,4096}'|(?:[^\\s"'\\\\]|\\\\[^\\s"]){1,4096})`,
       "g",
     ),
     `$1: ${MASK}`,

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -300,6 +301,25 @@ describe("maskString", () => {
       `env:\n  password: '\${{ secrets.DB_PASSWORD }}'\n`,
     ])
       expect(maskString(text)).toBe(text);
+  });
+
+  it("leaves hookgate's own error codes in a reason alone, and still masks a variable so named", () => {
+    // A code with a secret's word in it read as a `NAME: value` line: `JUDGE_NO_API_KEY: [masked] "store"`.
+    const codes = [
+      ...readFileSync(new URL("../../README.md", import.meta.url), "utf8").matchAll(
+        /^\| `([A-Z][A-Z_]+)` \|/gm,
+      ),
+    ].map((m) => m[1]);
+    expect(codes).toContain("JUDGE_NO_API_KEY");
+    for (const code of codes) {
+      const reason = `hookgate: rule "guard" could not be evaluated (${code}: model "store" has no API key); its onError (deny) applied`;
+      expect(maskString(reason)).toBe(reason);
+      expect(maskString(`${code}: the hook sent an empty Bearer token`)).toBe(
+        `${code}: the hook sent an empty Bearer token`,
+      );
+    }
+    expect(maskString("MY_API_KEY: abc123")).toBe(`MY_API_KEY: ${MASK}`);
+    expect(maskString("environment:\n  OPENAI_API_KEY: sk-proj-abc123\n")).not.toContain("abc123");
   });
 
   it("still masks the secrets next to those look-alikes", () => {
