@@ -38,6 +38,7 @@ import { eventReadsMatcher, exactMatcherNames, matcherKeepsEdgeSpaces } from "./
 import type { PermissionRule } from "./permission-rule.js";
 import {
   type CompiledRule,
+  DEFAULT_DEADLINE_MS,
   inlineHeaderSecret,
   jsonPath,
   type Policy,
@@ -101,6 +102,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereContradictions(rule, warn);
     lintWhereAlwaysOrNever(rule, warn);
     lintStopLoopOnError(rule, policy, warn);
+    lintTimeoutPastDeadline(rule, policy, warn);
   }
   lintInlineSecrets(policy, warn);
   lintForwardHeaderVariables(policy, warn, env);
@@ -1175,6 +1177,34 @@ function lintStopLoopOnError(
   warn(
     `${rule.path}.${ownOnError(rule) === undefined ? "where" : `${action.kind}.onError`}`,
     `blocks ${stop} whenever its ${what} fails (onError "deny") without checking stop_hook_active: while the ${what} is down every stop is blocked and the agent is kept in a loop; add "where": {"stop_hook_active": false}`,
+  );
+}
+
+/**
+ * A prompt or forward rule's `timeoutMs` past the request's deadline, which ends its call first
+ * (remote-actions.ts gives a call the least of the two): a `timeoutMs` raised for a slow model
+ * changes nothing while `defaults.deadlineMs` is left at its 5000 ms default.
+ */
+function lintTimeoutPastDeadline(
+  rule: CompiledRule,
+  policy: Policy,
+  warn: (path: string, message: string) => void,
+): void {
+  const action = rule.action;
+  if ((action.kind !== "prompt" && action.kind !== "forward") || rule.mode === "off") return;
+  const own = action.kind === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
+  const written = policy.document.defaults?.deadlineMs;
+  const deadline = Math.min(written ?? DEFAULT_DEADLINE_MS, MAX_DEADLINE_MS);
+  if (own === undefined || own <= deadline) return;
+  const which =
+    written === undefined
+      ? `defaults.deadlineMs (${deadline} ms, its default)`
+      : written > MAX_DEADLINE_MS
+        ? `the ${deadline} ms defaults.deadlineMs is capped at`
+        : `defaults.deadlineMs (${deadline} ms)`;
+  warn(
+    `${rule.path}.${action.kind}.timeoutMs`,
+    `is ${own} ms, longer than ${which}: the call is given up at the request's deadline, before its timeoutMs, and the rule answers its onError; raise defaults.deadlineMs (below the hook's timeout) or lower timeoutMs`,
   );
 }
 

@@ -1573,6 +1573,46 @@ describe("lintPolicy: a remote rule whose failure blocks every stop", () => {
   });
 });
 
+describe("lintPolicy: a remote rule's timeoutMs past the request's deadline", () => {
+  it("warns when a prompt or forward rule's timeoutMs is longer than defaults.deadlineMs, its default or the cap", async () => {
+    const rules = [
+      { id: "slow", on: "PreToolUse", prompt: { text: "Safe?", model: "m", timeoutMs: 8000 } },
+      { id: "team", on: "PreToolUse", forward: { url: "https://policy.example/hook", timeoutMs: 6000 } },
+      { id: "within", on: "PreToolUse", prompt: { text: "Safe?", model: "m", timeoutMs: 5000 } },
+      { id: "unset", on: "PreToolUse", forward: { url: "https://policy.example/hook" } },
+      { id: "off", on: "PreToolUse", mode: "off", prompt: { text: "Safe?", model: "m", timeoutMs: 9000 } },
+    ];
+    const timeouts = async (defaults: Record<string, unknown> | undefined, list: unknown[] = rules) =>
+      lintPolicy(
+        await policyFrom({
+          version: 1,
+          auth: { tokens: [] },
+          ...(defaults && { defaults }),
+          models: { m: { provider: "anthropic", model: "x", apiKey: "k" } },
+          rules: list,
+        }),
+      )
+        .filter((w) => w.path.endsWith(".timeoutMs"))
+        .map((w) => `${w.path}: ${w.message}`);
+    const tail =
+      "the call is given up at the request's deadline, before its timeoutMs, and the rule answers its onError; raise defaults.deadlineMs (below the hook's timeout) or lower timeoutMs";
+    expect(await timeouts(undefined)).toEqual([
+      `$.rules[0].prompt.timeoutMs: is 8000 ms, longer than defaults.deadlineMs (5000 ms, its default): ${tail}`,
+      `$.rules[1].forward.timeoutMs: is 6000 ms, longer than defaults.deadlineMs (5000 ms, its default): ${tail}`,
+    ]);
+    expect(await timeouts({ deadlineMs: 7000 })).toEqual([
+      `$.rules[0].prompt.timeoutMs: is 8000 ms, longer than defaults.deadlineMs (7000 ms): ${tail}`,
+    ]);
+    expect(await timeouts({ deadlineMs: 10000 })).toEqual([]);
+    const long = [
+      { id: "long", on: "PreToolUse", prompt: { text: "Safe?", model: "m", timeoutMs: 650_000 } },
+    ];
+    expect(await timeouts({ deadlineMs: 700_000 }, long)).toEqual([
+      `$.rules[0].prompt.timeoutMs: is 650000 ms, longer than the 599750 ms defaults.deadlineMs is capped at: ${tail}`,
+    ]);
+  });
+});
+
 describe("lintPolicy: an inline URL that carries its credential", () => {
   it("warns about a sink, forward or model URL with a token in its query or a random path segment, and not about a plain one or an env: one", async () => {
     const policy = await policyFrom({
