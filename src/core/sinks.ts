@@ -1170,10 +1170,28 @@ function answersAsDiscord(sink: ResolvedSink["type"], url: string | undefined): 
 /** asctime's date form (`Sun Nov  6 08:49:37 1994`), the one HTTP date without its zone. */
 const ASCTIME = /^[A-Za-z]{3} [A-Za-z]{3} [ \d]?\d \d{2}:\d{2}:\d{2} \d{4}$/;
 
-/** A Retry-After in ms; `unitMs` is what its number counts (a second, but for old Discord APIs). */
+/**
+ * A Retry-After in ms; `unitMs` is what its number counts (a second, but for old Discord APIs).
+ * A header sent twice arrives joined by ", " (RFC 9110 §5.3; so does a proxy's merged with the
+ * server's): each value is read, an HTTP date's own comma after its day name kept, and the
+ * longest wait taken, since a retry before it is only refused again.
+ */
 export function parseRetryAfter(value: string | undefined, now: number, unitMs = 1000): number | undefined {
   if (value === undefined) return undefined;
-  const text = value.trim();
+  const parts = value.split(",");
+  let longest: number | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]?.trim() ?? "";
+    // IMF-fixdate's and RFC 850's day name ends at a comma (`Fri, 21 Aug 2026 …`).
+    const one = /^[A-Za-z]{3,9}$/.test(part) && i + 1 < parts.length ? `${part},${parts[++i]}` : part;
+    const ms = retryAfterValueMs(one.trim(), now, unitMs);
+    if (ms !== undefined && (longest === undefined || ms > longest)) longest = ms;
+  }
+  return longest;
+}
+
+/** One Retry-After value in ms: seconds (or `unitMs`), or an HTTP date. */
+function retryAfterValueMs(text: string, now: number, unitMs: number): number | undefined {
   if (/^\d+(?:\.\d+)?$/.test(text)) return Math.ceil(Number(text) * unitMs);
   // HTTP dates start with a day name: IMF-fixdate, RFC 850 and asctime forms.
   if (!/^[A-Za-z]{3}/.test(text)) return undefined;

@@ -1353,6 +1353,25 @@ describe("classifySinkResponse: Retry-After as an HTTP date", () => {
   });
 });
 
+describe("classifySinkResponse: Retry-After sent twice", () => {
+  // Two headers arrive joined by ", " (RFC 9110 §5.3, as the egress joins them, or a proxy merging
+  // its own with the server's): the joined text is no number nor date, and the default schedule
+  // retried long before the server's wait.
+  it.each([
+    ["the same seconds twice", "120, 120", 120_000],
+    ["two waits, the longer second", "30, 120", 120_000],
+    ["two dates", "Fri, 21 Aug 2026 12:00:30 GMT, Fri, 21 Aug 2026 12:00:30 GMT", 30_000],
+    ["a date and seconds", "Fri, 21 Aug 2026 12:00:30 GMT, 60", 60_000],
+    ["an RFC 850 date and an unreadable value", "Friday, 21-Aug-26 12:00:30 GMT, soon", 30_000],
+  ])("waits the longest of %s", (_case, value, wait) => {
+    expect(classifySinkResponse("webhook", 503, { "retry-after": value }, "", NOW)).toEqual({
+      kind: "retry",
+      retryAfterMs: wait,
+      reason: "HTTP 503",
+    });
+  });
+});
+
 describe("classifySinkResponse: discord reasons", () => {
   it.each([
     [
