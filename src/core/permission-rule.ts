@@ -658,6 +658,16 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
         for (const text of patterns) paths.push(...globPatternPaths(text, windows, base, cwd, home, floor));
     }
   }
+  // A Grep's `glob` names the files whose lines it prints, as a Glob's pattern names those it
+  // lists: deny-style rules read each of its globs the same way. It only narrows the search under
+  // the Grep's `path`, which an allow rule must cover; with no `path` none approves it.
+  if (call.toolName === "Grep" && typeof input.glob === "string") {
+    if (allowPaths.length === 0) allowPaths.push(undefined);
+    const globs = grepGlobs(input.glob);
+    // More than a search names files by, each checked against every path rule: unknown.
+    if (globs.length > MAX_GREP_GLOBS) paths.push(undefined);
+    else paths.push(...grepGlobPaths(globs, drive, roots, cwd, home, floor));
+  }
   const projectFolder = projectFolderOf(call.transcriptPath, drive !== undefined);
   memoPaths = {
     input,
@@ -701,6 +711,41 @@ function globPatternPaths(
     resolvePath(text, cwd, home, floor, false),
   ]);
   return [...new Set(readings)];
+}
+
+/** A Grep's globs as deny-style rules read them: as a Glob's pattern, under each reading of its `path`. */
+function grepGlobPaths(
+  globs: readonly string[],
+  drive: string | undefined,
+  roots: readonly (string | undefined)[] | undefined,
+  cwd: string | undefined,
+  home: string | undefined,
+  floor: number,
+): (string | undefined)[] {
+  const paths: (string | undefined)[] = [];
+  for (const base of roots ?? [cwd]) {
+    // A `path` that names no known directory (`~/..` with no home): the files could be anywhere.
+    if (base === undefined && roots !== undefined) paths.push(undefined);
+    else
+      for (const glob of globs)
+        paths.push(...globPatternPaths(posixPath(glob, drive), drive !== undefined, base, cwd, home, floor));
+  }
+  return paths;
+}
+
+/** More globs than a Grep names files by: past it, which files it reads is not worked out. */
+const MAX_GREP_GLOBS = 64;
+
+/**
+ * The globs a Grep's `glob` passes to ripgrep, as Claude Code's Grep tool splits it: at white
+ * space, and a word without a brace list also at its commas (`*.ts,.env`). An exclusion (`!x`)
+ * only leaves files out of the search its `path` already names.
+ */
+function grepGlobs(glob: string): string[] {
+  return glob
+    .split(/\s+/)
+    .flatMap((word) => (word.includes("{") && word.includes("}") ? [word] : word.split(",")))
+    .filter((word) => word !== "" && !word.startsWith("!"));
 }
 
 /**

@@ -412,6 +412,17 @@ describe("path rules", () => {
     // Every path field the call carries is checked.
     ["Edit(//etc/**)", at("NotebookEdit", { file_path: "/p/a.ipynb", notebook_path: "/etc/x.ipynb" })],
     ["Read(**/.env)", at("Grep", { file_path: "/p/README", path: "/p/.env" })],
+    // A Grep's `glob` names the files whose lines it prints, read as a Glob's pattern is (a Grep
+    // of "." with glob ".env" once printed the file past Read(**/.env)); Claude Code passes each
+    // of its words, and each comma-separated name outside a brace list, to ripgrep as a --glob.
+    ["Read(**/.env)", at("Grep", { pattern: ".", glob: "**/.env" })],
+    ["Read(.env)", at("Grep", { pattern: ".", glob: ".env" })],
+    ["Read(.env)", at("Grep", { pattern: ".", glob: "*.ts .env" })],
+    ["Read(.env)", at("Grep", { pattern: ".", glob: "*.ts,.env" })],
+    ["Read(~/.ssh/**)", at("Grep", { pattern: ".", path: "/home/dev", glob: ".ssh/*" })],
+    ["Read(src/**)", at("Grep", { pattern: ".", glob: "src/*.ts" })],
+    // More globs than a search names files by are not each worked out: unknown.
+    ["Read(**/.env)", at("Grep", { pattern: ".", path: "/p", glob: "*.ts ".repeat(65) })],
   ])("%s matches %j for deny-style rules only", (text, call) => {
     expect(both(text, call)).toEqual({ any: true, all: false });
   });
@@ -449,6 +460,8 @@ describe("path rules", () => {
     ["Read(~/**)", at("LS", { path: "/home/dev" })],
     ["Read(//**)", at("Grep", { pattern: "x", path: "/" })],
     ["Read(./**)", at("Grep", { pattern: "x", path: "/p" })],
+    // A Grep's `glob` only narrows the files under its `path`, which an allow rule covers.
+    ["Read(src/**)", at("Grep", { pattern: "x", path: "/p/src", glob: "*.ts" })],
     // A POSIX client's `C:` is a directory name like any other.
     ["Read(~/.ssh/**)", at("Read", { file_path: "C:/../../.ssh/id_rsa" }, { cwd: "/home/dev/proj" })],
   ])("%s matches %j", (text, call) => {
@@ -459,6 +472,9 @@ describe("path rules", () => {
     // A backslash is a file name character on POSIX.
     ["Read(.env)", at("Read", { file_path: "/p\\.env" })],
     ["Read(./secrets/**)", at("LS", { path: "/p/secretsx" })],
+    // A Grep's `glob` of other files, or one that leaves files out, names no denied file.
+    ["Read(**/.env)", at("Grep", { pattern: ".", glob: "*.{ts,tsx}" })],
+    ["Read(**/.env)", at("Grep", { pattern: ".", glob: "!.env" })],
   ])("%s does not match %j", (text, call) => {
     expect(both(text, call)).toEqual({ any: false, all: false });
   });
