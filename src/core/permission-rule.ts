@@ -713,7 +713,11 @@ function globPatternPaths(
   return [...new Set(readings)];
 }
 
-/** A Grep's globs as deny-style rules read them: as a Glob's pattern, under each reading of its `path`. */
+/**
+ * A Grep's globs as deny-style rules read them: as a Glob's pattern, under each reading of its
+ * `path` and under the cwd, since ripgrep anchors a glob with a `/` at its own directory rather
+ * than at the path it searches (`glob: "src/.env"` with `path: "src"` prints `src/.env`).
+ */
 function grepGlobPaths(
   globs: readonly string[],
   drive: string | undefined,
@@ -723,7 +727,8 @@ function grepGlobPaths(
   floor: number,
 ): (string | undefined)[] {
   const paths: (string | undefined)[] = [];
-  for (const base of roots ?? [cwd]) {
+  const bases = roots === undefined ? [cwd] : cwd === undefined ? roots : [...roots, cwd];
+  for (const base of bases) {
     // A `path` that names no known directory (`~/..` with no home): the files could be anywhere.
     if (base === undefined && roots !== undefined) paths.push(undefined);
     else

@@ -421,6 +421,8 @@ describe("path rules", () => {
     ["Read(.env)", at("Grep", { pattern: ".", glob: "*.ts,.env" })],
     ["Read(~/.ssh/**)", at("Grep", { pattern: ".", path: "/home/dev", glob: ".ssh/*" })],
     ["Read(src/**)", at("Grep", { pattern: ".", glob: "src/*.ts" })],
+    // ripgrep anchors a glob with a `/` at its own directory, not at the Grep's `path`.
+    ["Read(./src/.env)", at("Grep", { pattern: ".", path: "/p/src", glob: "src/.env" })],
     // More globs than a search names files by are not each worked out: unknown.
     ["Read(**/.env)", at("Grep", { pattern: ".", path: "/p", glob: "*.ts ".repeat(65) })],
   ])("%s matches %j for deny-style rules only", (text, call) => {
