@@ -651,12 +651,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
         (letterShare && /(?:^|\/)\.\.(?:\/|$)/.test(pattern)))
     )
       paths.push(undefined);
-    for (const base of roots ?? [cwd]) {
-      // A `path` that names no known directory (`~/..` with no home): the pattern could be anywhere.
-      if (base === undefined && roots !== undefined) paths.push(undefined);
-      else
-        for (const text of patterns) paths.push(...globPatternPaths(text, windows, base, cwd, home, floor));
-    }
+    paths.push(...globReadings(patterns, windows, roots, cwd, home, floor));
   }
   // A Grep's `glob` names the files whose lines it prints, as a Glob's pattern names those it
   // lists: deny-style rules read each of its globs the same way. It only narrows the search under
@@ -666,7 +661,10 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     const globs = grepGlobs(input.glob);
     // More than a search names files by, each checked against every path rule: unknown.
     if (globs.length > MAX_GREP_GLOBS) paths.push(undefined);
-    else paths.push(...grepGlobPaths(globs, drive, roots, cwd, home, floor));
+    else {
+      const texts = globs.map((glob) => posixPath(glob, drive));
+      paths.push(...globReadings(texts, drive !== undefined, roots, cwd, home, floor));
+    }
   }
   const projectFolder = projectFolderOf(call.transcriptPath, drive !== undefined);
   memoPaths = {
@@ -714,26 +712,28 @@ function globPatternPaths(
 }
 
 /**
- * A Grep's globs as deny-style rules read them: as a Glob's pattern, under each reading of its
- * `path` and under the cwd, since ripgrep anchors a glob with a `/` at its own directory rather
- * than at the path it searches (`glob: "src/.env"` with `path: "src"` prints `src/.env`).
+ * A Glob's patterns or a Grep's globs as deny-style rules read them (globPatternPaths), under each
+ * reading of the call's `path` (`roots`), or the cwd without one. One with a `/` also under the
+ * cwd: ripgrep anchors it at its own directory rather than at the path it searches (`src/.env`
+ * with `path: "src"` names `src/.env`), while one without is a name at any depth under the path.
  */
-function grepGlobPaths(
-  globs: readonly string[],
-  drive: string | undefined,
+function globReadings(
+  patterns: readonly string[],
+  windows: boolean,
   roots: readonly (string | undefined)[] | undefined,
   cwd: string | undefined,
   home: string | undefined,
   floor: number,
 ): (string | undefined)[] {
   const paths: (string | undefined)[] = [];
-  const bases = roots === undefined ? [cwd] : cwd === undefined ? roots : [...roots, cwd];
-  for (const base of bases) {
-    // A `path` that names no known directory (`~/..` with no home): the files could be anywhere.
-    if (base === undefined && roots !== undefined) paths.push(undefined);
-    else
-      for (const glob of globs)
-        paths.push(...globPatternPaths(posixPath(glob, drive), drive !== undefined, base, cwd, home, floor));
+  for (const pattern of patterns) {
+    const anchored =
+      roots !== undefined && cwd !== undefined && withoutTrailingSlashes(pattern).includes("/");
+    for (const base of anchored ? [...roots, cwd] : (roots ?? [cwd])) {
+      // A `path` that names no known directory (`~/..` with no home): the pattern could be anywhere.
+      if (base === undefined && roots !== undefined) paths.push(undefined);
+      else paths.push(...globPatternPaths(pattern, windows, base, cwd, home, floor));
+    }
   }
   return paths;
 }

@@ -423,6 +423,7 @@ describe("path rules", () => {
     ["Read(src/**)", at("Grep", { pattern: ".", glob: "src/*.ts" })],
     // ripgrep anchors a glob with a `/` at its own directory, not at the Grep's `path`.
     ["Read(./src/.env)", at("Grep", { pattern: ".", path: "/p/src", glob: "src/.env" })],
+    ["Read(./src/.env)", at("Glob", { pattern: "src/.env", path: "/p/src" })],
     // More globs than a search names files by are not each worked out: unknown.
     ["Read(**/.env)", at("Grep", { pattern: ".", path: "/p", glob: "*.ts ".repeat(65) })],
   ])("%s matches %j for deny-style rules only", (text, call) => {
@@ -477,6 +478,9 @@ describe("path rules", () => {
     // A Grep's `glob` of other files, or one that leaves files out, names no denied file.
     ["Read(**/.env)", at("Grep", { pattern: ".", glob: "*.{ts,tsx}" })],
     ["Read(**/.env)", at("Grep", { pattern: ".", glob: "!.env" })],
+    // A name with no `/` is at any depth under the `path`, not under the cwd.
+    ["Read(./**/*.pem)", at("Glob", { pattern: "*.pem", path: "/q" })],
+    ["Read(./**/*.pem)", at("Grep", { pattern: ".", path: "/q", glob: "*.pem" })],
   ])("%s does not match %j", (text, call) => {
     expect(both(text, call)).toEqual({ any: false, all: false });
   });
