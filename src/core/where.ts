@@ -124,7 +124,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 /**
  * A `where` glob over a string: `!x` and `#x` are literal text, not minimatch's negation and
  * comment, and an absolute path is matched as the file it names (`/etc/**` holds for
- * `/tmp/../etc/passwd`). Read as on Linux wherever hookgate runs (minimatch would otherwise
+ * `/tmp/../etc/passwd`), a relative one as written and as the file it names. Read as on Linux wherever hookgate runs (minimatch would otherwise
  * follow the host: on Windows `\` separates and a drive letter ignores case), as the path rules
  * are. `check` reads globs with it too.
  */
@@ -132,8 +132,17 @@ export function compileWhereGlob(glob: string): Result<(value: string) => boolea
   const compiled = compilePathGlob(glob, { dot: true, nonegate: true, nocomment: true, platform: "linux" });
   if (!compiled.ok) return compiled;
   const test = compiled.value;
-  return ok((value) => test(value.startsWith("/") ? normalizedOnce(value) : value));
+  return ok((value) => {
+    if (value.startsWith("/")) return test(normalizedOnce(value));
+    // Any other text as written (a URL or a command is no path to normalize), and as the file a
+    // relative path names: `./.env` and `src/../.env` are `.env`, which `**` alone never reads so.
+    if (test(value)) return true;
+    return UNNORMALIZED.test(value) && test(normalizedOnce(value));
+  });
 }
+
+/** A `.` or `..` segment, or an empty one: text normalizePath would change, besides a trailing `/`. */
+const UNNORMALIZED = /(?:^|\/)\.{1,2}(?:\/|$)|\/\//;
 
 /**
  * normalizePath's answer, kept for the last path asked: a policy's `where` globs read the same
