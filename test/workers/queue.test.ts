@@ -15,7 +15,10 @@ import {
 } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PushedBatch, PushedMessage } from "../../src/adapters/queue/cloudflare.js";
-import { createCloudflareConsumer } from "../../src/adapters/queue/cloudflare-consumer.js";
+import {
+  createCloudflareConsumer,
+  DELIVERIES_AT_ONCE,
+} from "../../src/adapters/queue/cloudflare-consumer.js";
 import { createDeliverer } from "../../src/app/deliver.js";
 import { DEFAULT_RETRY_SCHEDULE_SECONDS, type DeliveryJob, MAX_HOLDS } from "../../src/core/delivery.js";
 import { verifyStandardWebhook } from "../../src/core/sinks.js";
@@ -553,6 +556,37 @@ describe("outcome translation", () => {
     expect(sent).toEqual([
       expect.objectContaining({ error: `gave up after 8 attempts: internal error: a defect`, attempts: 8 }),
     ]);
+  });
+
+  it("delivers at most DELIVERIES_AT_ONCE jobs of a batch at once, each settled, so hung sinks leave connections for the rest", async () => {
+    // Cloudflare holds an invocation to 6 open connections, and a fetch past them waits with its
+    // time limit running: 10 started together behind 6 hung sinks timed out unsent.
+    let inFlight = 0;
+    let most = 0;
+    const started: string[] = [];
+    const consumer = createCloudflareConsumer({
+      deliverer: {
+        deliver: async (delivered) => {
+          started.push(delivered.id);
+          most = Math.max(most, ++inFlight);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          inFlight--;
+          return { kind: "ack" } as const;
+        },
+      },
+      deadLetters: { send: async () => undefined } as unknown as Parameters<
+        typeof createCloudflareConsumer
+      >[0]["deadLetters"],
+      logger: { log: () => undefined },
+      now: Date.now,
+    });
+    const sessionId = crypto.randomUUID();
+    const messages = Array.from({ length: 10 }, () => recorded(job("audit", sessionId), 1));
+    await consumer.consume({ queue: "hookgate-jobs", messages: messages.map((m) => m.message) });
+    expect(most).toBe(DELIVERIES_AT_ONCE);
+    expect(DELIVERIES_AT_ONCE).toBeLessThan(6);
+    expect(started).toHaveLength(10);
+    for (const { calls } of messages) expect(calls).toEqual({ ack: 1, retry: [] });
   });
 
   it("dead-letters a structured clone that holds itself through a Map, or nests past the stack, without failing the batch", async () => {

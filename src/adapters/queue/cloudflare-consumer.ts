@@ -61,6 +61,15 @@ const DLQ_FAILED_RETRY_SECONDS = 60;
 const LAST_ATTEMPT_UNSETTLED = `its last attempt recorded no outcome (the Worker ended while delivering it: out of memory, a crash, its CPU time limit; or the queue call that settles it failed), ${SCHEDULE_SHORTENED}`;
 
 /**
+ * Jobs delivered at once. An invocation holds at most 6 connections open (Cloudflare's limit), and
+ * a fetch past them waits for one with its time limit running: with all of a batch's 10 started
+ * together, 6 sinks that hang took every connection, and the jobs behind them timed out unsent,
+ * an attempt spent on a sink that was never called. A job may hold two more for its host's A and
+ * AAAA look-ups (workers-fetch.ts), so 4 at once leave room for them.
+ */
+export const DELIVERIES_AT_ONCE = 4;
+
+/**
  * Messages this isolate retried after a delivery that sent nothing (a dead letter made before any
  * send that the DLQ refused, a held job whose copy was not sent): Cloudflare counts that delivery
  * in `attempts`, which is taken off again when the message comes back here (`UnsentReceives`).
@@ -172,9 +181,22 @@ export function createCloudflareConsumer(deps: ConsumerDeps): {
 
   return {
     async consume(batch) {
-      await Promise.all(leaveDeadLetters(batch, deps.logger).map(settle));
+      await inLanes(leaveDeadLetters(batch, deps.logger), DELIVERIES_AT_ONCE, settle);
     },
   };
+}
+
+/** Runs `run` on each of `items`, at most `width` at once, each lane taking the next when done. */
+async function inLanes<T>(
+  items: readonly T[],
+  width: number,
+  run: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await run(items[next++] as T);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
 }
 
 /**
