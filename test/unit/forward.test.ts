@@ -716,6 +716,34 @@ describe("parseForwardResponse: read as the client that sent the event reads it"
       hookSpecificOutput: { [key]: value, permissionDecision: "deny", permissionDecisionReason: "no" },
     });
 
+  it.each<[Dialect]>([["claude-code"], ["deepagents"]])(
+    "%s: a PermissionRequest deny is told with the decision object's message, which it reads, over permissionDecisionReason, which it strips",
+    (dialect) => {
+      const body = json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "deny", message: "rm is not allowed in CI" },
+          permissionDecision: "deny",
+          permissionDecisionReason: "rm-policy",
+        },
+      });
+      expect(parse(body, "PermissionRequest", 200, dialect)).toStrictEqual(
+        effect({ decision: "deny", reason: "rm is not allowed in CI" }),
+      );
+      // Without a message the object's deny still says why, in the reason given beside it.
+      const bare = json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "deny" },
+          permissionDecisionReason: "rm-policy",
+        },
+      });
+      expect(parse(bare, "PermissionRequest", 200, dialect)).toStrictEqual(
+        effect({ decision: "deny", reason: "rm-policy" }),
+      );
+    },
+  );
+
   it.each([
     [
       "names no event",
