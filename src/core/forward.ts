@@ -357,9 +357,15 @@ export function fieldsNotPassedOn(body: string, eventName: string, dialect: Dial
   const notPassedOn = carriesContext(eventName, dialect)
     ? NOT_PASSED_ON
     : [...NOT_PASSED_ON, "additionalContext"];
-  return notPassedOn
+  const names = notPassedOn
     .filter((name) => field(specific, name) !== undefined)
     .map((name) => `hookSpecificOutput.${name}`);
+  // A PermissionRequest allow's rules to persist (TV-19): the allow is passed on, the rules never
+  // are, so nothing is added to the user's settings; unnamed, the audit line read as if they were.
+  const decision = field(specific, "decision");
+  if (isObject(decision) && field(decision, "updatedPermissions") !== undefined)
+    names.push("hookSpecificOutput.decision.updatedPermissions");
+  return names;
 }
 
 /**

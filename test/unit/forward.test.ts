@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { RuleEffect } from "../../src/core/decision.js";
 import {
   type ForwardFailureCode,
+  fieldsNotPassedOn,
   forwardHeaders,
   interpolateHeaders,
   parseForwardResponse,
@@ -829,6 +830,37 @@ describe("parseForwardResponse: read as the client that sent the event reads it"
         "deepagents",
       ),
     ).toStrictEqual(effect());
+  });
+});
+
+describe("fieldsNotPassedOn", () => {
+  it("names a PermissionRequest allow's updatedPermissions, which hookgate never writes to the user's settings (TV-19)", () => {
+    const body = json({
+      hookSpecificOutput: {
+        hookEventName: "PermissionRequest",
+        decision: {
+          behavior: "allow",
+          updatedPermissions: [
+            {
+              type: "addRules",
+              rules: [{ toolName: "Bash", ruleContent: "npm run lint" }],
+              behavior: "allow",
+              destination: "localSettings",
+            },
+          ],
+        },
+      },
+    });
+    expect(fieldsNotPassedOn(body, "PermissionRequest", "claude-code")).toEqual([
+      "hookSpecificOutput.decision.updatedPermissions",
+    ]);
+    expect(
+      fieldsNotPassedOn(
+        json({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } } }),
+        "PermissionRequest",
+        "claude-code",
+      ),
+    ).toEqual([]);
   });
 });
 
