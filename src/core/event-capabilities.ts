@@ -178,7 +178,8 @@ export const DEEPCODE_PERMISSION_BLOCKS: ReadonlySet<string> = new Set([
  * and on `ask` goes through its own permission checks, as with no decision (clients.md §6.3,
  * §6.5); and it goes on from a Stop or SubagentStop block once per run at most, so a block on one
  * whose `stop_hook_active` says it already has ends the run all the same (its src/loop.ts and
- * src/subagentRunner.ts). The audit line says it beside the decision sent.
+ * src/subagentRunner.ts). Claude Code blocks no ConfigChange of `policy_settings`. The audit
+ * line says it beside the decision sent.
  */
 export function clientDecision(
   decision: string,
@@ -188,6 +189,10 @@ export function clientDecision(
   rewritten = false,
 ): string {
   if (event === undefined) return decision;
+  // Claude Code makes a change to the managed policy settings whatever a ConfigChange hook
+  // answers (clients.md §4.4); it honours the block on every other source.
+  if (decision === "block" && event === "ConfigChange" && payload?.source === "policy_settings")
+    return "none";
   if (dialect === "deepagents") {
     // deepagents diagnoses a `defer` as unsupported and drops it, and an `updatedInput` too, with
     // the allow it comes with on PreToolUse and PermissionRequest: its own permission flow then

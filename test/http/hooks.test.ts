@@ -508,6 +508,30 @@ describe("POST /v1/hooks: dialects", () => {
     expect(ignoring.logs.at(-1)?.clientDecision).toBeUndefined();
   });
 
+  it("audits a Claude Code ConfigChange block on policy_settings, a change Claude Code makes whatever its hooks say, as clientDecision none", async () => {
+    const app = await testApp(
+      await authPolicy([{ id: "no-config", on: "ConfigChange", decide: "block", reason: "no" }]),
+    );
+    const change = (source: string) => ({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "ConfigChange",
+      source,
+      file_path: "/etc/claude-code/managed-settings.json",
+    });
+    await app.post("/v1/hooks/claude-code", change("policy_settings"));
+    expect(app.logs.at(-1)).toMatchObject({
+      client: "claude-code",
+      decision: "block",
+      clientDecision: "none",
+    });
+    // Any other source's change is blocked.
+    await app.post("/v1/hooks/claude-code", change("project_settings"));
+    expect(app.logs.at(-1)).toMatchObject({ client: "claude-code", decision: "block" });
+    expect(app.logs.at(-1)?.clientDecision).toBeUndefined();
+  });
+
   it("audits a defer to deepagents, which ignores it, as clientDecision none", async () => {
     // deepagents' reducer diagnoses permissionDecision "defer" as unsupported and drops it
     // (hooks/reducer.py _merge_pre_tool_use): the call goes through its own permission flow.
