@@ -352,7 +352,7 @@ const keptSplit = keepLast(splitCommand);
 function splitOnce(command: string): CommandSplit {
   // Without the splitter (shell.ts: never asked for before a Bash rule loads it), fail safe as for
   // a command that cannot be read; keepLast keeps no such answer, and it may be loaded next call.
-  return keptSplit(command) ?? { subcommands: [], opaque: true, unreadable: true };
+  return keptSplit(command) ?? { subcommands: [], wrappers: [], opaque: true, unreadable: true };
 }
 
 /**
@@ -373,13 +373,18 @@ function matchesCommand(pattern: Glob, command: unknown, quantifier: "any" | "al
   if (typeof command !== "string") return false;
   // Over MAX_COMMAND_LENGTH the split is unreadable, with no subcommands.
   const split = splitOnce(command);
-  return split.unreadable || someSubcommandMatches(pattern, split.subcommands);
+  return split.unreadable || someSubcommandMatches(pattern, split);
 }
 
-/** Deny-style: one subcommand matches, as written or in one of its variants. */
-function someSubcommandMatches(pattern: Glob, subcommands: readonly Subcommand[]): boolean {
-  return subcommands.some(
-    (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
+/**
+ * Deny-style: one subcommand matches, as written or in one of its variants, or a wrapper read
+ * past with what it runs (`Bash(nohup *)` against `nohup make`).
+ */
+function someSubcommandMatches(pattern: Glob, split: CommandSplit): boolean {
+  return (
+    split.subcommands.some(
+      (s) => globMatches(pattern, s.text) || s.variants.some((v) => globMatches(pattern, v)),
+    ) || split.wrappers.some((w) => globMatches(pattern, w))
   );
 }
 
@@ -390,7 +395,7 @@ function someSubcommandMatches(pattern: Glob, subcommands: readonly Subcommand[]
  */
 export function matchesReadCommand(rule: PermissionRule, command: unknown): boolean {
   if (rule.target.kind !== "bash" || typeof command !== "string") return false;
-  return someSubcommandMatches(rule.target.pattern, splitOnce(command).subcommands);
+  return someSubcommandMatches(rule.target.pattern, splitOnce(command));
 }
 
 /** A Bash command of which some program cannot be named (shell-command.ts `unreadable`). */
@@ -444,10 +449,10 @@ export function commandWordOf(rule: PermissionRule): string | undefined {
 }
 
 /**
- * The first words of a Bash command's subcommands and of their variants, from the same split
- * the patterns are matched against; undefined when the command is not a string or too long to be
- * read (over MAX_COMMAND_LENGTH, or unreadable, every pattern counts as matching, so nothing
- * may be skipped).
+ * The first words of a Bash command's subcommands, of their variants and of the wrappers read
+ * past, from the same split the patterns are matched against; undefined when the command is not a
+ * string or too long to be read (over MAX_COMMAND_LENGTH, or unreadable, every pattern counts as
+ * matching, so nothing may be skipped).
  */
 export function commandWords(command: unknown): ReadonlySet<string> | undefined {
   if (typeof command !== "string") return undefined;
@@ -462,6 +467,7 @@ export function commandWords(command: unknown): ReadonlySet<string> | undefined 
     add(s.text);
     for (const v of s.variants) add(v);
   }
+  for (const w of split.wrappers) add(w);
   return words;
 }
 

@@ -37,6 +37,12 @@ export interface Subcommand {
 
 export interface CommandSplit {
   readonly subcommands: readonly Subcommand[];
+  /**
+   * A wrapper the subcommands were read past, as written from its name on, with the variants a
+   * subcommand has (`nohup make`, `bash -c make`, `eval make`): deny-style rules check these too,
+   * so that one naming the wrapper (`Bash(nohup *)`) applies. Allow rules read past them.
+   */
+  readonly wrappers: readonly string[];
   /** True when part of what runs cannot be seen: substitutions, heredocs, a changed PATH... */
   readonly opaque: boolean;
   /**
@@ -135,7 +141,8 @@ const UNESCAPED_ARITHMETIC = /(?:^|[^\\])(?:\\\\)*\$\[/;
 export const shellEngine: ShellEngine = { splitCommand, canonicalCommandPattern };
 
 export function splitCommand(command: string): CommandSplit {
-  if (command.length > MAX_COMMAND_LENGTH) return { subcommands: [], opaque: true, unreadable: true };
+  if (command.length > MAX_COMMAND_LENGTH)
+    return { subcommands: [], wrappers: [], opaque: true, unreadable: true };
   const out: Output = {
     subcommands: [],
     seen: new Set(),
@@ -147,6 +154,7 @@ export function splitCommand(command: string): CommandSplit {
     aliases: false,
     braceBudget: MAX_BRACE_OUTPUT,
     commandValues: [],
+    wrappers: [],
   };
   const text = sanitize(command);
   const scanned = splitInto(text, 0, [], out);
@@ -158,7 +166,12 @@ export function splitCommand(command: string): CommandSplit {
   // 5.2 parses again when it runs it).
   if (out.aliases && /\n\s*\S|\b(?:eval|trap|mapfile|readarray|complete|compgen)\b|\$\(|`|[<>]\(/.test(text))
     markUnreadable(out);
-  return { subcommands: out.subcommands, opaque: out.opaque, unreadable: out.unreadable };
+  return {
+    subcommands: out.subcommands,
+    wrappers: out.wrappers,
+    opaque: out.opaque,
+    unreadable: out.unreadable,
+  };
 }
 
 /**
@@ -501,6 +514,8 @@ interface Output {
   braceBudget: number;
   /** Commands assigned to a variable a program runs (COMMAND_VARIABLE), still to be read. */
   readonly commandValues: Script[];
+  /** CommandSplit `wrappers`, each with its variants. */
+  readonly wrappers: string[];
 }
 
 function sanitize(text: string): string {
@@ -2610,6 +2625,28 @@ function unreadableScript(script: Script): boolean {
  */
 const HOME_ALONE = /^~[^/]*$/;
 
+/**
+ * Wrappers peeled off one command past which it is unreadable: each is recorded with the words
+ * after it (recordWrappers), and a chain of thousands (`nohup nohup …`) would be quadratic.
+ */
+const MAX_WRAPPERS = 16;
+
+/**
+ * Each wrapper peeled off a command, as written from its name on (`nice nohup make`, `nohup make`,
+ * `bash -c make`, `eval make`), in CommandSplit `wrappers`: deny-style rules check it, so that a
+ * rule naming the wrapper (`Bash(nohup *)`, `Bash(eval *)`) applies; allow rules read past it.
+ */
+function recordWrappers(
+  args: readonly Word[],
+  wrappers: readonly number[],
+  redirects: readonly string[],
+  out: Output,
+): void {
+  // Unreadable, every deny-style rule matches: none of them need be recorded.
+  if (wrappers.length > MAX_WRAPPERS) markUnreadable(out);
+  else for (const at of wrappers) record({ args: args.slice(at), redirects }, out, true);
+}
+
 /** Strips wrappers, follows `sh -c`/`eval`, and records what is left as a subcommand. */
 /**
  * `appended`: xargs adds its input lines to the end of this command (no `-I`), so a wrapper here
@@ -2632,15 +2669,19 @@ function expand(
   let at = 0;
   let assignments = 0; // the words before the command that bash reads as assignments
   while (assignments < args.length && ASSIGNMENT.test((args[assignments] as Word).text)) assignments += 1;
+  const wrappers: number[] = []; // where each program peeled off here starts (`nohup`, `bash -c`)
   for (;;) {
     const peeled = peel(args, at, out, at < assignments);
     // `GIT_SSH_COMMAND='…' git push`, `env EDITOR='…' crontab -e`: their commands, read where set.
     if (out.commandValues.length > 0) readCommandValues(out.commandValues.splice(0), depth, out);
     if (peeled === undefined) break;
+    if (at >= assignments && !KEYWORDS.has((args[at] as Word).text) && (args[at] as Word).text !== "function")
+      wrappers.push(at);
     if ("script" in peeled) {
       if (unreadableScript(peeled)) markUnreadable(out);
       if (depth < MAX_DEPTH) {
         splitInto(peeled.script, depth + 1, redirects, out);
+        recordWrappers(args, wrappers, redirects, out);
         return;
       }
       markUnreadable(out); // too deep to follow: keep the shell's own words as the subcommand
@@ -2648,6 +2689,7 @@ function expand(
     }
     at = peeled.at;
   }
+  recordWrappers(args, wrappers, redirects, out);
   const first = args[at];
   if (first === undefined) {
     if (appended && at > 0) markUnreadable(out); // `xargs nice`: the input is the command
@@ -5067,10 +5109,15 @@ const COMPOUND_STARTS: ReadonlySet<string> = new Set([
   "[[",
 ]);
 
-function record(command: Command, out: Output): void {
+/**
+ * `wrapper`: a wrapper's own words (recordWrappers), kept in `wrappers` rather than as a
+ * subcommand, without brace-expanded or IFS-split variants: its command is recorded with them
+ * already, and they would spend the brace budget twice.
+ */
+function record(command: Command, out: Output, wrapper = false): void {
   const text = render(command);
   const denyOnly = out.denyOnly > 0;
-  const key = denyOnly ? `\uE001${text}` : text;
+  const key = wrapper ? `\uE002${text}` : denyOnly ? `\uE001${text}` : text;
   if (text === "" || out.seen.has(key)) return;
   out.seen.add(key);
   const named = commandName(command.args);
@@ -5082,10 +5129,10 @@ function record(command: Command, out: Output): void {
     );
   }
   // Its arguments as bash's brace expansion makes them: `rm -{rf,} /` runs `rm -rf - /`.
-  const braced = braceWords(named ?? command.args, out);
+  const braced = wrapper ? undefined : braceWords(named ?? command.args, out);
   if (braced !== undefined) variants.push(render({ args: braced, redirects: [] }));
   // And split where an unquoted `$IFS` stands: `rm -rf$IFS/` runs `rm -rf /`.
-  const split = ifsWords(braced ?? named ?? command.args, out);
+  const split = wrapper ? undefined : ifsWords(braced ?? named ?? command.args, out);
   if (split !== undefined) variants.push(render({ args: split, redirects: [] }));
   // A case-insensitive file system (macOS, Windows) runs rm for `RM`, and Git Bash has rm as
   // `rm.exe`: deny-style rules read the command with its name in lower case and without `.exe`
@@ -5100,6 +5147,10 @@ function record(command: Command, out: Output): void {
         );
   // Redirections alone (`> out`, or `\<tab> >`, whose one word collapses away) leave no variant.
   const distinct = [...new Set(variants)].filter((v) => v !== text && v !== "");
+  if (wrapper) {
+    out.wrappers.push(text, ...distinct);
+    return;
+  }
   const subcommand: { -readonly [K in keyof Subcommand]: Subcommand[K] } = { text, variants: distinct };
   if (denyOnly) subcommand.denyOnly = true;
   if (command.redirects.length > 0) {

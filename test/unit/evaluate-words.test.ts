@@ -72,3 +72,23 @@ describe("a Bash call's command words", () => {
     expect(splits.count).toBe(0);
   });
 });
+
+describe("a deny rule that names a wrapper", () => {
+  it("applies to a command run through it, whose words the wrapper starts", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      rules: [
+        {
+          id: "no-nohup",
+          on: "PreToolUse",
+          matcher: "Bash",
+          if: "Bash(nohup *)",
+          decide: "deny",
+          reason: "r",
+        },
+      ],
+    });
+    const decided = evaluatePolicy(policy, bash("cd app && nohup ./server > out.log &"), { team: "default" });
+    expect(decided.enforced.map((m) => m.rule.id)).toEqual(["no-nohup"]);
+  });
+});

@@ -166,6 +166,24 @@ describe("Bash rules", () => {
   });
 
   it.each([
+    ["Bash(nohup *)", "nohup ./server &"],
+    ["Bash(timeout *)", "timeout 5 make"],
+    ["Bash(nice *)", "cd app && nice -n 5 make"],
+    ["Bash(nohup *)", "nice nohup make"],
+    ["Bash(nohup *)", "/usr/bin/nohup make"],
+    ["Bash(env *)", "env A=1 make"],
+    ["Bash(command *)", "X=1 command make"],
+    ["Bash(exec *)", "exec make"],
+    ["Bash(eval *)", "eval make"],
+    ["Bash(eval *)", "eval 'make; ls'"],
+    ["Bash(bash -c *)", "bash -c 'make'"],
+    ["Bash(sh -c *)", "sudo sh -c 'make && ls'"],
+    ["Bash(bash -c *)", "nohup bash -c 'make' > out.log"],
+  ])("lets the deny rule %s name the wrapper of %j, which allow rules read past", (text, command) => {
+    expect(both(text, bash(command)).any).toBe(true);
+  });
+
+  it.each([
     [`r"m" -rf /`],
     ["'rm' -rf /"],
     ["\\rm -rf /"],

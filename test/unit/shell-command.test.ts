@@ -1646,6 +1646,14 @@ describe("near ordinary commands that fail safe", () => {
     expect(splitCommand(nested("nohup", 9)).unreadable).toBe(true);
   });
 
+  it("reads each of 16 wrappers stacked on a command for deny rules, and fails safe past them", () => {
+    const sixteen = splitCommand(`${"nice ".repeat(15)}nohup make`);
+    expect(sixteen.unreadable).toBe(false);
+    expect(sixteen.wrappers).toContain("nohup make");
+    expect(sixteen.wrappers).toHaveLength(16);
+    expect(splitCommand(`${"nice ".repeat(16)}nohup make`).unreadable).toBe(true);
+  });
+
   it("does not name a program by a quoted path ending in an extended glob", () => {
     // `"$PWD"/!(y)` runs whatever file in the directory is not `y`.
     expect(splitCommand('shopt -s extglob\n"$PWD"/!(y)').unreadable).toBe(true);
