@@ -139,10 +139,12 @@ export async function replayCommand(
       const opened: CheckedFile = { name: file, handle, dev, ino, bytes: 0, digests: [] };
       files.push(opened);
       const tally = createTally(10);
+      let start: Buffer | undefined;
       try {
         const stream = handle.createReadStream({ autoClose: false, start: 0, highWaterMark: BLOCK });
         const digested = async function* () {
           for await (const block of blocksOf(stream)) {
+            start ??= block.subarray(0, 2);
             opened.digests.push(digestOf(block));
             yield block;
           }
@@ -166,6 +168,13 @@ export async function replayCommand(
       }
       const { count, firstLine } = tally.unparsed;
       if (tally.records === 0) {
+        // Read as UTF-8, UTF-16 text is no line of JSON: its records were called "other lines".
+        if (start !== undefined && isUtf16(start)) {
+          io.err(
+            `hookgate: ${nameOf(file)} is UTF-16, not UTF-8 (Windows PowerShell's > writes UTF-16): save it as UTF-8 (| Out-File -Encoding utf8)\n`,
+          );
+          return 1;
+        }
         const cut =
           count > 0
             ? `; ${count} look${count > 1 ? "" : "s"} like a record cut short, first at line ${firstLine}`
@@ -190,6 +199,11 @@ export async function replayCommand(
     for (const file of files) await file.handle.close();
     for (const spool of spools) await rm(spool, { recursive: true, force: true });
   }
+}
+
+/** Whether a file starts with UTF-16's byte order mark, little- or big-endian. */
+function isUtf16(start: Buffer): boolean {
+  return (start[0] === 0xff && start[1] === 0xfe) || (start[0] === 0xfe && start[1] === 0xff);
 }
 
 /** A records file as the user named it: `-` is stdin. */

@@ -820,6 +820,24 @@ describe("hookgate replay", () => {
     expect(readdirSync(temp)).toEqual([]);
   });
 
+  it("names a UTF-16 export as UTF-16, not as a file of no records", async () => {
+    // Windows PowerShell's `wrangler tail --format json > tail.json` writes UTF-16 with a byte
+    // order mark: read as UTF-8 its records were "other lines", and the fix offered was to record.
+    const text = readFileSync(join(ROOT, TRAFFIC), "utf8");
+    const wide = join(dir, "utf16.jsonl");
+    writeFileSync(wide, Buffer.from(`\uFEFF${text}`, "utf16le"));
+    const file = await runCli(["replay", "--policy", CANDIDATE, wide]);
+    expect(file).toMatchObject({ code: 1, stdout: "" });
+    expect(file.stderr).toBe(
+      `hookgate: ${wide} is UTF-16, not UTF-8 (Windows PowerShell's > writes UTF-16): save it as UTF-8 (| Out-File -Encoding utf8)\n`,
+    );
+    const big = await runCli(
+      ["replay", "--policy", CANDIDATE, "-"],
+      Buffer.from(`\uFEFF${text}`, "utf16le").swap16(),
+    );
+    expect(big.stderr).toMatch(/^hookgate: stdin \(-\) is UTF-16, not UTF-8 /);
+  });
+
   it("leaves no copy of stdin in the temporary directory, even while it reads it or when interrupted", async () => {
     // The copy holds recorded events: it leaves the directory as soon as it is made. It was
     // removed only after the replay, and stayed behind when Ctrl-C stopped it.
