@@ -236,7 +236,15 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
       cases.push({ file, index, spec, document, body: eventBytes });
       continue;
     }
-    const eventText = new TextDecoder().decode(eventBytes);
+    // Strictly, as the gateway reads a body: decoded leniently, a byte that is no UTF-8 became
+    // U+FFFD and the case was judged, where the same file without "with" is refused.
+    let eventText: string;
+    try {
+      eventText = new TextDecoder("utf-8", { fatal: true }).decode(eventBytes);
+    } catch {
+      problems.push(`${at}: ${eventPath} is not UTF-8, as a hook body must be; save it as UTF-8`);
+      continue;
+    }
     let event: unknown;
     try {
       event = JSON.parse(eventText);

@@ -447,6 +447,24 @@ describe("hookgate test", () => {
     expect(parse.code).toBe(1);
   });
 
+  it("refuses an event file that is not UTF-8 under with, as the gateway refuses it without", async () => {
+    // A Latin-1 é in a recorded command: decoded leniently it became U+FFFD, and the case was
+    // judged and passed, while the same file without "with" fails as BODY_NOT_UTF8.
+    mkdirSync(join(dir, "latin 1"), { recursive: true });
+    const latin1 = join(dir, "latin 1/rm.json");
+    writeFileSync(latin1, JSON.stringify(bash("rm -rf caf\u00e9")), "latin1");
+    const cases = file("latin1-cases.json", {
+      team: "web",
+      cases: [{ event: "latin 1/rm.json", with: { cwd: "/home/dev/other" }, expect: { decision: "deny" } }],
+    });
+    const { code, stdout, stderr } = await runCli(["test", policy, cases]);
+    expect(stdout).toBe("");
+    expect(stderr).toBe(
+      `${cases}: $.cases[0].event: ${latin1} is not UTF-8, as a hook body must be; save it as UTF-8\ncases invalid (1 problem)\n`,
+    );
+    expect(code).toBe(1);
+  });
+
   it("is a usage error without cases files, and exits 1 on an invalid policy", async () => {
     expect((await runCli(["test", policy])).code).toBe(2);
     const bad = file("bad-policy.json", {
