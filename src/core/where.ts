@@ -124,7 +124,8 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 /**
  * A `where` glob over a string: `!x` and `#x` are literal text, not minimatch's negation and
  * comment, and an absolute path is matched as the file it names (`/etc/**` holds for
- * `/tmp/../etc/passwd`), a relative one as written and as the file it names. Read as on Linux wherever hookgate runs (minimatch would otherwise
+ * `/tmp/../etc/passwd`), a relative one as written and as the file it names (a command's or a
+ * URL's `..` excepted). Read as on Linux wherever hookgate runs (minimatch would otherwise
  * follow the host: on Windows `\` separates and a drive letter ignores case), as the path rules
  * are. `check` reads globs with it too.
  */
@@ -137,12 +138,20 @@ export function compileWhereGlob(glob: string): Result<(value: string) => boolea
     // Any other text as written (a URL or a command is no path to normalize), and as the file a
     // relative path names: `./.env` and `src/../.env` are `.env`, which `**` alone never reads so.
     if (test(value)) return true;
-    return UNNORMALIZED.test(value) && test(normalizedOnce(value));
+    if (!UNNORMALIZED.test(value) || (CLIMBS.test(value) && NOT_A_PATH.test(value))) return false;
+    return test(normalizedOnce(value));
   });
 }
 
 /** A `.` or `..` segment, or an empty one: text normalizePath would change, besides a trailing `/`. */
 const UNNORMALIZED = /(?:^|\/)\.{1,2}(?:\/|$)|\/\//;
+/** A `..` segment, which drops the one before it however it reads. */
+const CLIMBS = /(?:^|\/)\.\.(?:\/|$)/;
+/**
+ * A command or a URL, where a `..` drops what may hold anything: an allow rule's `npm run *` read
+ * `npm run test/$(curl … | sh)/..` as `npm run test`, and bash ran the substitution.
+ */
+const NOT_A_PATH = /[\s$`;|&<>(){}]|:\/\//;
 
 /**
  * normalizePath's answer, kept for the last path asked: a policy's `where` globs read the same
