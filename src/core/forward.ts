@@ -535,8 +535,10 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
   const message = expect(field(answer, "message"), at("decision.message"), "a string", isString, reading);
   const interrupt = readBoolean(field(answer, "interrupt"), at("decision.interrupt"), reading);
   // The object's `message` is what Claude Code and deepagents tell the agent; they strip
-  // permissionDecisionReason from this variant, so it only stands in when there is no message.
-  return { eventName: name, context, decision: "deny", reason: message ?? permissionReason, interrupt };
+  // permissionDecisionReason from this variant, so it only stands in when there is no message
+  // (or an empty one, which says nothing).
+  const reason = message === undefined || message === "" ? (permissionReason ?? message) : message;
+  return { eventName: name, context, decision: "deny", reason, interrupt };
 }
 
 /** §4.1: only a body starting with `{` is JSON to Claude Code; arrays, null and strings are not. */

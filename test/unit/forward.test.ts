@@ -742,6 +742,17 @@ describe("parseForwardResponse: read as the client that sent the event reads it"
       expect(parse(bare, "PermissionRequest", 200, dialect)).toStrictEqual(
         effect({ decision: "deny", reason: "rm-policy" }),
       );
+      // An empty message says nothing; the reason beside it does.
+      const empty = json({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "deny", message: "" },
+          permissionDecisionReason: "rm-policy",
+        },
+      });
+      expect(parse(empty, "PermissionRequest", 200, dialect)).toStrictEqual(
+        effect({ decision: "deny", reason: "rm-policy" }),
+      );
     },
   );
 
