@@ -387,13 +387,12 @@ const NAMING_OPTIONS: Readonly<Record<string, { readonly names: string; readonly
 const NO_NAMING_OPTIONS = { names: "", values: "" };
 
 /**
- * Whether a builtin sets a code-bearing variable (CODE_VARIABLES), or one whose name is worked
- * out at run time and so may be one: `read PS4`, `printf -vPS4`, `for PS4 in`, `declare
- * P{S4,}=…`, `read PS?`, `read ${x}PS4`, `declare -$x r` (a nameref, whose later `r=…` sets the
- * variable it names). Read on the words, so that a mention in quoted text is none (`git commit
- * -m "read PS1 …"`).
+ * The words naming the variables a builtin or `for` sets (`read PS4`, `printf -vPS4`, `for PS4
+ * in`, `declare P{S4,}=…`, `getopts ab opt`), or "any" where an option is worked out at run time
+ * or makes a nameref (`declare -$x r`, `declare -n r`: a later `r=…` sets the variable it names).
+ * Read on the words, so that a mention in quoted text is none (`git commit -m "read PS1 …"`).
  */
-function setsCodeVariable(command: string, args: readonly Word[], at: number): boolean {
+function namesSet(command: string, args: readonly Word[], at: number): Word[] | "any" {
   const names: Word[] = [];
   if (command === "for" || command === "select") {
     const next = args[at + 1];
@@ -402,9 +401,13 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     const option = args.findIndex((a, k) => k > at && /^[-+][A-Za-z]*A$/.test(a.text));
     const name = option < 0 ? undefined : args[option + 1];
     if (name !== undefined) names.push(name);
+  } else if (command === "getopts") {
+    // `getopts OPTSTRING NAME`: NAME gets an option's letter (`getopts ab PATH` sets PATH=a).
+    const name = args.slice(at + 1).filter((a) => a.kind !== "redirect")[1];
+    if (name !== undefined) names.push(name);
   } else {
     const spec = own(NAMING_OPTIONS, command) ?? (DECLARATIONS.has(command) ? NO_NAMING_OPTIONS : undefined);
-    if (spec === undefined) return false;
+    if (spec === undefined) return names;
     let operands = false;
     for (let i = at + 1; i < args.length; i += 1) {
       const word = args[i] as Word;
@@ -418,7 +421,7 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
           break; // the format, then its arguments
         }
         // (export's and readonly's options set no other variable: `export $(cat .env)` sets names.)
-        if (option && command !== "export" && command !== "readonly") return true;
+        if (option && command !== "export" && command !== "readonly") return "any";
         names.push(word);
         continue;
       }
@@ -430,7 +433,7 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
         const letter = word.text.charAt(j);
         // Option letters worked out at run time (`-$x`), or a nameref (not `export -n`, which
         // un-exports): a later `r=…` sets the variable it names.
-        if (!/[A-Za-z]/.test(letter) || (letter === "n" && NAMEREF_BUILTINS.has(command))) return true;
+        if (!/[A-Za-z]/.test(letter) || (letter === "n" && NAMEREF_BUILTINS.has(command))) return "any";
         if (!spec.names.includes(letter) && !spec.values.includes(letter)) continue;
         const value = j + 1 < word.text.length ? word.text.slice(j + 1) : args[++i];
         if (spec.names.includes(letter) && value !== undefined)
@@ -439,6 +442,17 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
       }
     }
   }
+  return names;
+}
+
+/**
+ * Whether a builtin sets a code-bearing variable (CODE_VARIABLES), or one whose name is worked
+ * out at run time and so may be one: `read PS4`, `printf -vPS4`, `for PS4 in`, `declare
+ * P{S4,}=…`, `read PS?`, `read ${x}PS4`, `declare -$x r`.
+ */
+function setsCodeVariable(command: string, args: readonly Word[], at: number): boolean {
+  const names = namesSet(command, args, at);
+  if (names === "any") return true;
   return names.some((word) => {
     const name = word.text.split("=", 1)[0] as string;
     const plain = PLAIN_NAME.exec(name);
@@ -454,6 +468,80 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
     return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name.replace(/[$`"']/g, "")));
   });
 }
+
+/**
+ * A name the environment may hold, or bash reads for what runs (PATH, IFS, HOME, LD_PRELOAD):
+ * in capitals, as POSIX names environment variables, and not one of SAFE_VARIABLES. A script's
+ * own variables (`read -r line`, `for f in`) are lower case.
+ */
+const ENVIRONMENT_NAME = /^[A-Z0-9_]*[A-Z][A-Z0-9_]*$/;
+
+/**
+ * Whether a builtin or `for` changes, for the commands after it, a variable whose name may be in
+ * the environment or is worked out at run time: `read PATH`, `printf -v LD_PRELOAD`, `for PATH
+ * in`, `getopts ab PATH` (PATH=a, a directory here), `mapfile -t HOME` (an array's first element
+ * is its value), `let PATH=1`, and an `unset` or un-export (`export -n`, `declare +x`) of one,
+ * which may have kept a program safe (`unset NPM_CONFIG_IGNORE_SCRIPTS`), as `export PATH=…`
+ * does (noteAssignment, which reads the declarations' `NAME=value`).
+ */
+function setsEnvironmentVariable(command: string, args: readonly Word[], at: number): boolean {
+  if (!ASSIGNING_COMMANDS.has(command)) return false;
+  const operands = args.slice(at + 1).filter((a) => a.kind !== "redirect");
+  const options = operands.filter((a) => /^[-+]./.test(a.text));
+  let names: readonly Word[];
+  if (command === "unset") {
+    // `unset -f NAME` removes a function.
+    if (options.some((a) => /^-[A-Za-z]*f/.test(a.text))) return false;
+    names = operands.filter((a) => !options.includes(a));
+  } else if (command === "let") {
+    return operands.some((a) => LET_ASSIGNS_ENVIRONMENT_NAME.test(a.text));
+  } else if (DECLARATIONS.has(command)) {
+    // A word that expands may be a `NAME=value` (`export $x` with x=PATH=/tmp/x, `declare
+    // "$n=$v"`); a `NAME=value` as written is noteAssignment's.
+    const expands = (a: Word) => a.kind === "glob" || (a.kind === "word" && a.expands === true);
+    if (operands.some((a) => expands(a) && !ASSIGNMENT.test(a.text))) return true;
+    // A name alone changes no value unless un-exported.
+    const unexports = options.some((a) =>
+      command === "export" ? /^-[A-Za-z]*n/.test(a.text) : /^\+[A-Za-z]*x/.test(a.text),
+    );
+    if (!unexports) return false;
+    names = operands.filter((a) => !options.includes(a));
+  } else {
+    const set = namesSet(command, args, at);
+    if (set === "any") return true;
+    names = set;
+  }
+  return names.some((word) => {
+    if (word.kind === "redirect") return false;
+    const name = word.text.split("=", 1)[0] as string;
+    const plain = PLAIN_NAME.exec(name);
+    if (plain === null) return /[$`{*?[]/.test(name);
+    const variable = plain[1] as string;
+    return ENVIRONMENT_NAME.test(variable) && !SAFE_VARIABLES.has(variable);
+  });
+}
+
+/** The commands setsEnvironmentVariable reads. */
+const ASSIGNING_COMMANDS: ReadonlySet<string> = new Set([
+  "read",
+  "printf",
+  "mapfile",
+  "readarray",
+  "export",
+  "declare",
+  "typeset",
+  "readonly",
+  "local",
+  "for",
+  "select",
+  "getopts",
+  "unset",
+  "let",
+]);
+
+/** An assignment in `let`'s arithmetic to a name in capitals (`let PATH=1`, `let 'X = 2'`, `let X++`). */
+const LET_ASSIGNS_ENVIRONMENT_NAME =
+  /(?:^|[^A-Za-z0-9_])[A-Z0-9_]*[A-Z][A-Z0-9_]*\s*(?:\[[^\]]*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)|(?:\+\+|--)\s*[A-Z0-9_]*[A-Z]/;
 
 /**
  * A word bash expands into what may be an option: an expansion, a `~`, or a pattern. An extended
@@ -5450,6 +5538,7 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   if (first.text === "fc" && !args.slice(at + 1).some((a) => /^-[A-Za-z]*l/.test(a.text)))
     markUnreadable(out);
   if (setsCodeVariable(first.text, args, at) || changesReading(first.text, args, at)) markUnreadable(out);
+  if (setsEnvironmentVariable(first.text, args, at)) out.opaque = true;
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
@@ -5473,6 +5562,8 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
   ) {
     markUnreadable(out);
   }
+  // `enable -f FILE NAME` loads a builtin from a shared object: a later `NAME` runs its code.
+  if (first.text === "enable" && restHas(/^-[A-Za-z]*f/)) out.opaque = true;
   if (first.text === "alias") {
     const definitions = args.slice(at + 1).filter((a) => /^[^=]+=/.test(a.text));
     const bodies = definitions.map((a) => a.text.slice(a.text.indexOf("=") + 1));

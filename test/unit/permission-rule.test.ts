@@ -221,6 +221,21 @@ describe("Bash rules", () => {
     },
   );
 
+  it.each([
+    ["printf -v PATH /tmp/x; npm test", "Bash(printf *)"],
+    ["read PATH <<< /tmp/x; npm test", "Bash(read *)"],
+    ["getopts ab PATH; npm test", "Bash(getopts *)"],
+    ["unset NPM_CONFIG_IGNORE_SCRIPTS; npm test", "Bash(unset *)"],
+  ])("approves %j by no allow rule, as export PATH=…: the npm that runs is another", (command, allow) => {
+    expect(allowListMatches([rule(allow), rule("Bash(npm test)")], bash(command))).toBe(false);
+    expect(both("Bash(npm test)", bash(command))).toEqual({ any: true, all: false });
+  });
+
+  it("approves reading a script's own variables by allow rules", () => {
+    const rules = [rule("Bash(read *)"), rule("Bash(npm test)")];
+    expect(allowListMatches(rules, bash('read -r a b <<< "$x"; npm test'))).toBe(true);
+  });
+
   it("lets a deny rule see past redirections and absolute command paths; an allow rule past harmless redirections only", () => {
     expect(both("Bash(rm -rf /)", bash("rm -rf / 2>/dev/null"))).toEqual({ any: true, all: true });
     expect(both("Bash(rm -rf /)", bash("rm -rf / > out.txt"))).toEqual({ any: true, all: false });

@@ -674,6 +674,44 @@ describe("splitSubcommands", () => {
     });
   });
 
+  it("reads the other builtins that set a variable by name as export, for a name the environment may hold", () => {
+    for (const command of [
+      "printf -v PATH /tmp/evil; npm test",
+      "printf -vPATH %s /tmp/evil; npm test",
+      "read PATH <<< /tmp/evil; npm test",
+      "read -r a PATH <<< 'x /tmp/evil'; npm test",
+      "read -ra LD_PRELOAD < f; npm test",
+      "read -d '' PATH < f; npm test",
+      "mapfile -t HOME < f; npm test",
+      "readarray PATH < f; npm test",
+      "getopts ab PATH; npm test",
+      "for PATH in /tmp/evil; do npm test; done",
+      "let PATH=1; npm test",
+      "let 'IFS = 1'; npm test",
+      "unset NPM_CONFIG_IGNORE_SCRIPTS; npm install",
+      "unset -v PATH; npm test",
+      "export -n NPM_CONFIG_IGNORE_SCRIPTS; npm install",
+      "declare +x NPM_CONFIG_IGNORE_SCRIPTS; npm install",
+      "export $x; npm test",
+      'declare "$name=$value"; npm test',
+      "enable -f /tmp/evil.so npm; npm test",
+    ])
+      expect([command, splitSubcommands(command).opaque]).toEqual([command, true]);
+    for (const command of [
+      "while read -r line; do echo $line; done < f",
+      'read -r a b <<< "$x"; npm test',
+      "read -ra parts <<< x; printf -v joined %s x",
+      "mapfile -t lines < f; npm test",
+      "getopts ab opt; npm test",
+      "for f in src; do npm test; done",
+      "let i=i+1; npm test",
+      "unset x; unset -f npm; npm test",
+      "read -r _ size <<< x; read NODE_ENV < f; npm test",
+      "export NODE_ENV; declare -x CI; npm test",
+    ])
+      expect([command, splitSubcommands(command).opaque]).toEqual([command, false]);
+  });
+
   it("marks a safe variable opaque when its value holds an expansion an indirect expansion would run", () => {
     for (const command of [
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${!TERM}, not a template
