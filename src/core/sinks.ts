@@ -699,7 +699,8 @@ interface DiscordEmbed {
  * as its description; event, team, rule, client and type as fields; session, cwd and event id in
  * its footer, its time as the embed's timestamp, which Discord shows in the reader's time zone).
  * The agent's text is Discord-markdown escaped or in a code span it cannot leave, so it cannot
- * format, link or mention; and `allowed_mentions` with no `parse` keeps any mention that an
+ * format, mask a link or mention (a bare URL in it is left as written, which Discord links as it
+ * shows it); and `allowed_mentions` with no `parse` keeps any mention that an
  * escape missed from pinging (mentions in an embed never ping either). Within Discord's limits.
  */
 function renderDiscordMessage(
@@ -735,7 +736,7 @@ function renderDiscordMessage(
   footer.push(cutPlainWithEllipsis(n.id, SHOWN_CONTEXT));
 
   const title = cutMarkdown(
-    `${glyph} ${escapeMarkdown(headline, DISCORD_LIMITS.title)}`,
+    `${glyph} ${escapeMarkdown(headline, DISCORD_LIMITS.title, false)}`,
     DISCORD_LIMITS.title,
   );
   const footerText = cutPlainWithEllipsis(footer.join(" · "), DISCORD_LIMITS.footerText);
@@ -775,16 +776,39 @@ function discordField(name: string, value: string): { name: string; value: strin
  */
 const DISCORD_MARKDOWN = /[\\*_~`|[\]()<>#-]/g;
 
-/** Agent text escaped for Discord markdown and cut to `max` characters, never inside an escape. */
-function escapeMarkdown(agentText: string, max: number): string {
+/**
+ * A bare http(s) URL, as Discord links it in a description or a field: it reads no markdown in
+ * one, and keeps a backslash there as part of the link, so `no\-rm\_root` showed and linked to
+ * `no/-rm/_root` (discord.js#4356). Its run stops at what could start a mention, code, spoiler
+ * or masked link (`< > [ ] ` | \`), and its last character is never one Discord leaves out of a
+ * link (`. , : ; " ' )`): what it leaves unescaped is always inside the link Discord makes.
+ */
+const BARE_URL = /https?:\/\/[^\s<>[\]`|\\]+[^\s<>[\]`|\\.,:;"')]/g;
+
+/**
+ * Agent text escaped for Discord markdown and cut to `max` characters, never inside an escape.
+ * A bare URL is left as it is (`BARE_URL`), but in the title (`urls` false), whose link is the sink's.
+ */
+function escapeMarkdown(agentText: string, max: number, urls = true): string {
   const raw = escapeBidiControls(agentText);
-  const full = raw.replace(DISCORD_MARKDOWN, "\\$&");
+  const pieces: { readonly text: string; readonly url: boolean }[] = [];
+  let from = 0;
+  for (const match of urls ? raw.matchAll(BARE_URL) : []) {
+    pieces.push({ text: raw.slice(from, match.index), url: false }, { text: match[0], url: true });
+    from = match.index + match[0].length;
+  }
+  pieces.push({ text: raw.slice(from), url: false });
+  const shown = (text: string, url: boolean) => (url ? text : text.replace(DISCORD_MARKDOWN, "\\$&"));
+  const full = pieces.map((piece) => shown(piece.text, piece.url)).join("");
   if (full.length <= max) return full;
+  // A URL cut short still ends in a character Discord links (`…`), so its head stays unescaped.
   let out = "";
-  for (const char of raw) {
-    const piece = char.replace(DISCORD_MARKDOWN, "\\$&");
-    if (out.length + piece.length + 1 > max) break;
-    out += piece;
+  for (const piece of pieces) {
+    for (const char of piece.text) {
+      const next = shown(char, piece.url);
+      if (out.length + next.length + 1 > max) return `${out}…`;
+      out += next;
+    }
   }
   return `${out}…`;
 }

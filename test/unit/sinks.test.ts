@@ -570,6 +570,32 @@ describe("buildSinkRequest: discord", () => {
     expect(description).toContain("> \\# Heading\n> \\-\\# small\n> \\> quoted");
   });
 
+  it("leaves a URL in the text as it is: Discord links it whole, a backslash in it included", async () => {
+    // Escaped, `no\-rm\_root` showed and linked to `no/-rm/_root` (discord.js#4356).
+    const runbook = "https://wiki.acme.example/policies/no-rm_root~v2(old)#why-not";
+    const event = { ...notification().event, hook_event_name: "Notification", message: `read ${runbook}` };
+    const n = notification({ eventName: "Notification", event, reason: `see ${runbook}.`, team: runbook });
+    const embed = (await discordBody(n)).embeds[0] as Embed;
+    expect(embed.description).toContain(`> read ${runbook}\n**Reason:** see ${runbook}.`);
+    expect(embed.fields.find((f) => f.name === "Team")?.value).toBe(runbook);
+  });
+
+  it("still escapes, in a URL, what could start a masked link, mention, code or spoiler", async () => {
+    const reason = "https://a.example/x[y](https://evil.example) https://a.example/`c`||s||<@1>\\_";
+    const description = (await discordBody(notification({ reason }))).embeds[0]?.description ?? "";
+    expect(description).toBe(
+      "`rm -rf /`\n**Reason:** https://a.example/x\\[y\\]\\(https://evil.example\\) https://a.example/\\`c\\`\\|\\|s\\|\\|\\<@1\\>\\\\\\_",
+    );
+  });
+
+  it("cuts a long URL as Discord still links it: its characters unescaped up to the cut", async () => {
+    const long = `https://wiki.acme.example/${"a-b_".repeat(200)}`;
+    const description = (await discordBody(notification({ reason: long }))).embeds[0]?.description ?? "";
+    expect(description).toMatch(
+      /^`rm -rf \/`\n\*\*Reason:\*\* https:\/\/wiki\.acme\.example\/(?:a-b_)+a?-?b?…$/,
+    );
+  });
+
   it("keeps every part within Discord's embed limits and 6,000 characters in all, whatever the input size", async () => {
     const huge = "<@1>*_`[](x)".repeat(2000);
     const n = notification({
