@@ -202,7 +202,8 @@ export function clientRefusedRange(address: string): string | undefined {
  * lookup fails the hook on any one of them, a non-blocking error, and the tool call runs as if
  * no hook had answered, while every check below passes from here (this command connects
  * anyway). Not for an address written in the URL, which the lookup never sees, nor through a
- * proxy, which the agent's hook then goes by without its lookup (clients.md §2.2).
+ * proxy, which the agent's hook then goes by without its lookup (clients.md §2.1), unless NO_PROXY
+ * exempts the host: a corporate NO_PROXY lists the internal names, those of private addresses.
  */
 async function clientRefusedAnswers(
   hookUrl: string,
@@ -211,9 +212,9 @@ async function clientRefusedAnswers(
   resolve: Resolve,
 ): Promise<Check | undefined> {
   if (dialect !== "claude-code" && dialect !== "deepcode") return undefined;
-  const proxy = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"].some((name) => env[name]);
+  const proxy = agentProxy(hookUrl, dialect, env);
   const host = new URL(hookUrl).hostname;
-  if (proxy || ipaddr.isValid(host.replace(/^\[|\]$/g, ""))) return undefined;
+  if (proxy.used || ipaddr.isValid(host.replace(/^\[|\]$/g, ""))) return undefined;
   let answers: readonly string[];
   try {
     answers = await resolve(host);
@@ -226,12 +227,63 @@ async function clientRefusedAnswers(
   });
   if (refused.length === 0) return undefined;
   const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
+  const exempted = proxy.exemptedBy === undefined ? "" : ` (${proxy.exemptedBy} exempts it from the proxy)`;
   return {
     ok: false,
     goOn: true,
-    line: `address: ${host} resolves to ${refused.join(", ")}: ${agent} refuses an http hook whose host has such an address (ERR_HTTP_HOOK_BLOCKED_ADDRESS) and runs the tool call as if no hook had answered`,
-    fix: "give the gateway a name whose every address is public (or loopback, for a gateway on this machine), or have the agent reach it through a proxy (HTTPS_PROXY), which it connects to without that check",
+    line: `address: ${host} resolves to ${refused.join(", ")}${exempted}: ${agent} refuses an http hook whose host has such an address (ERR_HTTP_HOOK_BLOCKED_ADDRESS) and runs the tool call as if no hook had answered`,
+    fix:
+      proxy.exemptedBy === undefined
+        ? "give the gateway a name whose every address is public (or loopback, for a gateway on this machine), or have the agent reach it through a proxy (HTTPS_PROXY), which it connects to without that check"
+        : `give the gateway a name whose every address is public (or loopback, for a gateway on this machine), or take ${host} out of ${proxy.exemptedBy} so that the agent reaches it through the proxy, which it connects to without that check`,
   };
+}
+
+/**
+ * Whether the agent's http hook to `hookUrl` goes through the proxy of its environment, and if a
+ * proxy is set but NO_PROXY exempts the host, the variable that does: the agent then connects
+ * directly, through its checking lookup (clients.md §2.1, §9). Each client reads the variables
+ * its own way: Claude Code's shouldBypassProxy splits no_proxy (before NO_PROXY) on commas and
+ * spaces, takes `*`, `host:port`, `.domain` (the domain and below it) and the exact host;
+ * deepcode's splits NO_PROXY (before no_proxy) on commas, drops a leading `*` or `.`, and takes
+ * the host or any name below it, and picks its proxy by `??`, so an empty https_proxy means none.
+ */
+function agentProxy(
+  hookUrl: string,
+  dialect: string,
+  env: Env,
+): { readonly used: boolean; readonly exemptedBy?: string } {
+  const url = new URL(hookUrl);
+  const host = url.hostname.toLowerCase();
+  if (dialect === "deepcode") {
+    if (!(env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY)) return { used: false };
+    const name = env.NO_PROXY !== undefined ? "NO_PROXY" : "no_proxy";
+    const exempts = (env[name] ?? "")
+      .split(",")
+      .map((entry) => entry.trim().toLowerCase())
+      .filter((entry) => entry !== "")
+      .some((entry) => {
+        const domain = entry.replace(/^\*?\.?/, "");
+        return host === domain || host.endsWith(`.${domain}`) || host === entry;
+      });
+    return exempts ? { used: false, exemptedBy: name } : { used: true };
+  }
+  if (!(env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY)) return { used: false };
+  const name = env.no_proxy ? "no_proxy" : "NO_PROXY";
+  const list = env[name] ?? "";
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const exempts =
+    list === "*" ||
+    list
+      .split(/[,\s]+/)
+      .filter((entry) => entry !== "")
+      .some((raw) => {
+        const entry = raw.toLowerCase();
+        if (entry.includes(":")) return `${host}:${port}` === entry;
+        if (entry.startsWith(".")) return host === entry.slice(1) || host.endsWith(entry);
+        return host === entry;
+      });
+  return exempts ? { used: false, exemptedBy: name } : { used: true };
 }
 
 const START_HINT =

@@ -200,6 +200,48 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     }
   });
 
+  it("runs the address check through a proxy when NO_PROXY exempts the hook's host, as each client reads it", async () => {
+    // A corporate NO_PROXY lists the internal names, and the agent connects to them directly,
+    // through its checking lookup: the proxy in HTTPS_PROXY is no way past it there.
+    const port = new URL(server.url).port;
+    const doctor = async (route: string, env: Record<string, string>) => {
+      let out = "";
+      const io = {
+        out: (text: string) => {
+          out += text;
+        },
+        err: () => {},
+        stdin: async () => new Uint8Array(),
+      };
+      const url = `http://localhost:${port}/v1/hooks/${route}`;
+      const proxied = { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: "http://127.0.0.1:9", ...env };
+      const code = await doctorCommand(["--url", url], io, proxied, async () => ["10.0.0.5"]);
+      return { code, address: lines(out).find((l) => l.includes("address:")), out };
+    };
+    const exempt = await doctor("claude-code", { NO_PROXY: "example.com, .localhost" });
+    expect(exempt.code, exempt.out).toBe(1);
+    expect(exempt.address).toBe(
+      "✗ address: localhost resolves to 10.0.0.5 (private) (NO_PROXY exempts it from the proxy): Claude Code refuses an http hook whose host has such an address (ERR_HTTP_HOOK_BLOCKED_ADDRESS) and runs the tool call as if no hook had answered",
+    );
+    expect(exempt.out).toMatch(/fix: .*or take localhost out of NO_PROXY so that the agent reaches it/);
+    expect((await doctor("claude-code", { no_proxy: `localhost:${port}` })).address).toMatch(
+      /\(no_proxy exempts it/,
+    );
+    expect((await doctor("claude-code", { NO_PROXY: "*" })).address).toMatch(/\(NO_PROXY exempts it/);
+    // deepcode drops a leading `*.`; Claude Code takes `*.localhost` for a host name of its own.
+    expect((await doctor("deepcode", { NO_PROXY: "*.localhost" })).address).toMatch(/deepcode refuses/);
+    for (const [route, env] of [
+      ["claude-code", { NO_PROXY: "*.localhost" }],
+      ["claude-code", { NO_PROXY: "localhost:1" }],
+      ["deepcode", { NO_PROXY: "*" }],
+      ["deepcode", { NO_PROXY: "notlocalhost" }],
+    ] as const) {
+      const run = await doctor(route, env);
+      expect(run.address, `${route} ${JSON.stringify(env)}`).toBeUndefined();
+      expect(run.code, run.out).toBe(0);
+    }
+  });
+
   it("checks HOOKGATE_AUTH alone for deepagents, the only variable its adapter sends", async () => {
     const result = await runCli(["doctor", "--url", `${server.url}/v1/hooks/deepagents`], "", {
       HOOKGATE_TOKEN: TOKEN,
