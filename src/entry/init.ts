@@ -984,14 +984,21 @@ function hooksSwitchedOff(existing: Record<string, unknown>, path: string, clien
  * managed settings without allowManagedHooksOnly in force, the gateway's hooks cannot be removed
  * but are not the only ones: the user's, the project's and the plugins' run beside them. That
  * switch is the team's policy, so init sets it only when --managed asks, and says so otherwise.
+ * With it in force, the hooks init writes into any other settings file never run, and the agent
+ * goes unguarded while init said it wrote them.
  */
 async function managedSettingsWarnings(path: string, managed: boolean, folder: string): Promise<string[]> {
   const base = join(folder, "managed-settings.json");
   const dropIns = join(folder, "managed-settings.d");
   if (!(await isManagedSettings(path, base, dropIns))) {
-    return managed
+    if (managed) {
+      return [
+        `${path} is not Claude Code's managed settings (${base}, or a .json file in ${dropIns}), so nothing in it is enforced: users can change or remove the hooks written there, and Claude Code ignores allowManagedHooksOnly outside managed settings; put the file there (as root), or deliver it by MDM or the claude.ai console, for the gateway's hooks to be enforced`,
+      ];
+    }
+    return (await managedHooksOnly(base, dropIns))
       ? [
-          `${path} is not Claude Code's managed settings (${base}, or a .json file in ${dropIns}), so nothing in it is enforced: users can change or remove the hooks written there, and Claude Code ignores allowManagedHooksOnly outside managed settings; put the file there (as root), or deliver it by MDM or the claude.ai console, for the gateway's hooks to be enforced`,
+          `Claude Code's managed settings (${base}, ${dropIns}) set allowManagedHooksOnly: true, so it runs no hook from ${path}, these included: the gateway's hooks must go into the managed settings (init --managed prints them) for the agent to call it`,
         ]
       : [];
   }

@@ -1913,7 +1913,27 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(asked.err).toContain("allowManagedHooksOnly: Claude Code then ignores every hook");
     // A user's settings file is no managed file: its missing allowManagedHooksOnly is no matter.
     const user = await initInProcess([...args, join(tmp, "managed-hooks-only", "settings.json")], managed);
-    expect(user.err).not.toContain("allowManagedHooksOnly");
+    expect(user.err).not.toContain("do not set allowManagedHooksOnly");
+  });
+
+  it("warns when the managed settings' allowManagedHooksOnly keeps the hooks it writes from running", async () => {
+    // Claude Code then runs no hook of a user's or a project's settings: the gateway is never
+    // asked, and the agent goes unguarded while init said it merged the hooks.
+    const managed = join(tmp, "managed-only-user", "managed");
+    const user = join(tmp, "managed-only-user", "settings.json");
+    const args = ["--client", "claude-code", "--url", `${server.url}/v1/hooks/claude-code`, "--write", user];
+    mkdirSync(join(managed, "managed-settings.d"), { recursive: true });
+    writeFileSync(join(managed, "managed-settings.json"), '{"allowManagedHooksOnly": true}');
+    const only = await initInProcess(args, managed);
+    expect(only.code, only.err).toBe(0);
+    expect(only.err).toContain(
+      `hookgate init: warning: Claude Code's managed settings (${join(managed, "managed-settings.json")}, ${join(managed, "managed-settings.d")}) set allowManagedHooksOnly: true, so it runs no hook from ${user}, these included: the gateway's hooks must go into the managed settings (init --managed prints them) for the agent to call it\n`,
+    );
+    // A drop-in merged after it sets it false: the user's hooks run, nothing said.
+    writeFileSync(join(managed, "managed-settings.d", "90-team.json"), '{"allowManagedHooksOnly": false}');
+    const overridden = await initInProcess(args, managed);
+    expect(overridden.code, overridden.err).toBe(0);
+    expect(overridden.err).not.toContain("allowManagedHooksOnly");
   });
 
   it("warns when the allowlist it adds would stop the file's other http hooks", async () => {
