@@ -783,7 +783,7 @@ async function writeMerged(
     if (!isRecord(parsed)) throw new Error(`${path} does not hold a JSON object; left unchanged`);
     existing = parsed;
   }
-  const merged = existing ? mergeConfig(existing, config, path) : config;
+  const merged = existing ? mergeConfig(existing, config, path, client) : config;
   // With its mode (stat followed the links to `target`): settings may hold secrets, and a 0600
   // file must not come back 0644.
   const mode = found?.mode;
@@ -1129,12 +1129,13 @@ function mergeConfig(
   existing: Record<string, unknown>,
   config: Record<string, unknown>,
   path: string,
+  client: InitClient,
 ): Record<string, unknown> {
   const result: Record<string, unknown> = { ...existing };
   for (const [key, value] of Object.entries(config)) {
     const current = existing[key];
     if (key === "hooks") {
-      result.hooks = mergeHooks(current, value, path);
+      result.hooks = mergeHooks(current, value, path, client);
     } else if (Array.isArray(value)) {
       // Anything but a list there is the user's to fix: replaced, it would be lost.
       if (current != null && !Array.isArray(current))
@@ -1148,7 +1149,7 @@ function mergeConfig(
   return result;
 }
 
-function mergeHooks(current: unknown, generated: unknown, path: string): unknown {
+function mergeHooks(current: unknown, generated: unknown, path: string, client: InitClient): unknown {
   if (current == null) return generated;
   if (!Array.isArray(current) && !isRecord(current)) {
     // Neither form: saying it holds the other one would send the user after hooks it has not.
@@ -1165,6 +1166,13 @@ function mergeHooks(current: unknown, generated: unknown, path: string): unknown
     return [...current.filter((entry) => writtenFor(entry) === undefined), ...generated];
   }
   if (!isRecord(current) || !isRecord(generated)) {
+    // Claude Code and deepcode know no list form: such a file is no settings of theirs to point
+    // at deepagents, and its hooks, whatever wrote them, run in neither.
+    if (client === "claude-code" || client === "deepcode") {
+      throw new Error(
+        `${path} holds "hooks" as a list, which ${client === "claude-code" ? "Claude Code" : "deepcode"} does not read (its hooks are an object of events, each a list of {"matcher", "hooks"} groups); left unchanged (make it an object of events, or delete it)`,
+      );
+    }
     throw new Error(
       `${path} holds "hooks" as a list (the deepagents legacy form); an event map cannot be merged into it: take the legacy hooks out of it first (or write the v2 hooks to another file, such as a project's .deepagents/hooks.json), or keep the legacy form with --client deepagents-legacy`,
     );

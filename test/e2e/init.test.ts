@@ -1827,6 +1827,30 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect(readFileSync(path, "utf8")).toBe(before);
   });
 
+  it("says a Claude Code or deepcode file's hooks list is none of theirs, not deepagents' legacy form", async () => {
+    // Neither client reads a list there: the fix is an object of events, and deepagents has
+    // nothing to do with it.
+    for (const client of ["claude-code", "deepcode"]) {
+      const path = join(tmp, `hooks-list-${client}.json`);
+      const before = JSON.stringify({ hooks: [{ matcher: "Bash", hooks: [] }] });
+      writeFileSync(path, before);
+      const result = await runCli([
+        "init",
+        "--client",
+        client,
+        "--url",
+        `${server.url}/v1/hooks/${client}`,
+        "--write",
+        path,
+      ]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(
+        `hookgate: ${path} holds "hooks" as a list, which ${client === "claude-code" ? "Claude Code" : "deepcode"} does not read (its hooks are an object of events, each a list of {"matcher", "hooks"} groups); left unchanged (make it an object of events, or delete it)\n`,
+      );
+      expect(readFileSync(path, "utf8")).toBe(before);
+    }
+  });
+
   it("warns when the file switches every hook off with disableAllHooks, which Claude Code then skips", async () => {
     // Claude Code's /hooks menu saves disableAllHooks: true in the user's settings; while it is
     // set, the hooks written beside it are never run, and the agent goes unguarded.
