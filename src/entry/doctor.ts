@@ -16,6 +16,7 @@ import { type GatewayResult, gatewayRequest } from "../adapters/gateway-client/n
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { notOneOf } from "./arg-errors.js";
+import { loopbackName } from "./node-listener.js";
 import {
   type CommandIo,
   clientIgnored,
@@ -128,7 +129,9 @@ export async function doctorCommand(
     print({ ok: false, line: "sample decision: not checked (the hook URL is mistyped)" });
     return 1;
   }
-  const refused = await clientRefusedAnswers(hookUrl, dialect, env, resolve);
+  const refused =
+    loopbackThroughProxy(hookUrl, dialect, env) ??
+    (await clientRefusedAnswers(hookUrl, dialect, env, resolve));
   if (refused) print(refused);
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs });
   const healthCheck = checkHealth(health, base);
@@ -252,12 +255,18 @@ function agentProxy(
   hookUrl: string,
   dialect: string,
   env: Env,
-): { readonly used: boolean; readonly exemptedBy?: string } {
+): {
+  readonly used: boolean;
+  readonly proxy?: string;
+  readonly noProxy?: string;
+  readonly exemptedBy?: string;
+} {
   const url = new URL(hookUrl);
   const host = url.hostname.toLowerCase();
   if (dialect === "deepcode") {
-    if (!(env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY)) return { used: false };
-    const name = env.NO_PROXY !== undefined ? "NO_PROXY" : "no_proxy";
+    const proxy = env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY;
+    if (!proxy) return { used: false };
+    const name = env.NO_PROXY === undefined && env.no_proxy !== undefined ? "no_proxy" : "NO_PROXY";
     const exempts = (env[name] ?? "")
       .split(",")
       .map((entry) => entry.trim().toLowerCase())
@@ -266,9 +275,10 @@ function agentProxy(
         const domain = entry.replace(/^\*?\.?/, "");
         return host === domain || host.endsWith(`.${domain}`) || host === entry;
       });
-    return exempts ? { used: false, exemptedBy: name } : { used: true };
+    return exempts ? { used: false, exemptedBy: name } : { used: true, proxy, noProxy: name };
   }
-  if (!(env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY)) return { used: false };
+  const proxy = env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY;
+  if (!proxy) return { used: false };
   const name = env.no_proxy ? "no_proxy" : "NO_PROXY";
   const list = env[name] ?? "";
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
@@ -283,7 +293,40 @@ function agentProxy(
         if (entry.startsWith(".")) return host === entry.slice(1) || host.endsWith(entry);
         return host === entry;
       });
-  return exempts ? { used: false, exemptedBy: name } : { used: true };
+  return exempts ? { used: false, exemptedBy: name } : { used: true, proxy, noProxy: name };
+}
+
+/**
+ * A failed check when the hook URL names this machine's loopback and the agent posts to it
+ * through a proxy on another machine (NO_PROXY does not exempt it, as the agent reads it: a
+ * NO_PROXY of `localhost` alone leaves 127.0.0.1 to the proxy): the proxy connects to its own
+ * loopback, the hook fails, a non-blocking error, and the tool call runs as if no hook had
+ * answered, while this command, which connects directly, passes every other check. A proxy on
+ * this machine (a local cntlm) reaches the gateway, and is no matter.
+ */
+function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check | undefined {
+  if (dialect !== "claude-code" && dialect !== "deepcode") return undefined;
+  const host = new URL(hookUrl).hostname.replace(/^\[|\]$/g, "");
+  if (!loopbackName(host)) return undefined;
+  const via = agentProxy(hookUrl, dialect, env);
+  if (!via.used || via.proxy === undefined) return undefined;
+  // A proxy written without a scheme (`proxy.corp:8080`) is taken as http's; a client that cannot
+  // read it fails the hook all the same.
+  let proxy: URL;
+  try {
+    proxy = new URL(via.proxy.includes("://") ? via.proxy : `http://${via.proxy}`);
+  } catch {
+    return undefined;
+  }
+  if (proxy.hostname === "" || loopbackName(proxy.hostname.replace(/^\[|\]$/g, ""))) return undefined;
+  const listed = via.noProxy !== undefined && env[via.noProxy] ? `,$${via.noProxy}` : "";
+  const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
+  return {
+    ok: false,
+    goOn: true,
+    line: `proxy: ${agent} posts to ${host} through the proxy at ${proxy.host}, as ${via.noProxy} does not exempt it, and that proxy reaches its own loopback, not this machine's: the hook fails and the tool call runs as if no hook had answered`,
+    fix: `add ${host} to ${via.noProxy} in the shell that starts the agent (export ${via.noProxy}=${host}${listed})`,
+  };
 }
 
 const START_HINT =

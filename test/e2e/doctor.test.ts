@@ -200,6 +200,61 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     }
   });
 
+  it("fails a proxy check when the agent would post to this machine's loopback through a proxy on another", async () => {
+    // The proxy connects to its own loopback: the hook fails open in the agent, while this
+    // command connects directly and every other check passes.
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const host = new URL(server.url).hostname;
+    const doctor = async (hookUrl: string, env: Record<string, string>) => {
+      let out = "";
+      const io = {
+        out: (text: string) => {
+          out += text;
+        },
+        err: () => {},
+        stdin: async () => new Uint8Array(),
+      };
+      const code = await doctorCommand(
+        ["--url", hookUrl],
+        io,
+        { HOOKGATE_TOKEN: TOKEN, ...env },
+        async () => ["127.0.0.1"],
+      );
+      return { code, out, proxy: lines(out).find((l) => l.includes(" proxy: ")) };
+    };
+    const remote = { HTTPS_PROXY: "http://user:secret@proxy.corp.example:8080", NO_PROXY: "localhost" };
+    const proxied = await doctor(url, remote);
+    expect(proxied.code, proxied.out).toBe(1);
+    expect(proxied.proxy).toBe(
+      `✗ proxy: Claude Code posts to ${host} through the proxy at proxy.corp.example:8080, as NO_PROXY does not exempt it, and that proxy reaches its own loopback, not this machine's: the hook fails and the tool call runs as if no hook had answered`,
+    );
+    expect(proxied.out).toContain(
+      `fix: add ${host} to NO_PROXY in the shell that starts the agent (export NO_PROXY=${host},$NO_PROXY)`,
+    );
+    expect(proxied.out).not.toContain("secret");
+    // The gateway's own checks still ran, and passed.
+    expect(lines(proxied.out).filter((l) => l.startsWith("✓ "))).toHaveLength(3);
+    // Claude Code reads no_proxy first; deepcode, without a scheme, the same proxy.
+    expect((await doctor(url, { https_proxy: "proxy.corp.example:8080", no_proxy: "" })).proxy).toMatch(
+      /as NO_PROXY does not exempt it/,
+    );
+    expect(
+      (await doctor(`${server.url}/v1/hooks/deepcode`, { HTTP_PROXY: "proxy.corp.example:3128" })).proxy,
+    ).toMatch(/^✗ proxy: deepcode posts to .* through the proxy at proxy\.corp\.example:3128, as NO_PROXY/);
+    for (const [hookUrl, env] of [
+      [url, { ...remote, NO_PROXY: `localhost,${host}` }],
+      [url, { ...remote, no_proxy: host }],
+      // A proxy on this machine reaches the gateway.
+      [url, { HTTPS_PROXY: "http://127.0.0.1:3128" }],
+      // deepagents' curl adapter is none of these clients.
+      [`${server.url}/v1/hooks/deepagents`, { ...remote, HOOKGATE_AUTH: TOKEN }],
+    ] as const) {
+      const run = await doctor(hookUrl, env);
+      expect(run.proxy, `${hookUrl} ${JSON.stringify(env)}`).toBeUndefined();
+      expect(run.code, run.out).toBe(0);
+    }
+  });
+
   it("runs the address check through a proxy when NO_PROXY exempts the hook's host, as each client reads it", async () => {
     // A corporate NO_PROXY lists the internal names, and the agent connects to them directly,
     // through its checking lookup: the proxy in HTTPS_PROXY is no way past it there.
