@@ -155,6 +155,9 @@ export function splitCommand(command: string): CommandSplit {
     braceBudget: MAX_BRACE_OUTPUT,
     commandValues: [],
     wrappers: [],
+    valueNames: new Set(),
+    arithmetic: [],
+    allexport: false,
   };
   const text = sanitize(command);
   const scanned = splitInto(text, 0, [], out);
@@ -166,6 +169,9 @@ export function splitCommand(command: string): CommandSplit {
   // 5.2 parses again when it runs it).
   if (out.aliases && /\n\s*\S|\b(?:eval|trap|mapfile|readarray|complete|compgen)\b|\$\(|`|[<>]\(/.test(text))
     markUnreadable(out);
+  if (out.valueNames.size > 0 && out.arithmetic.length > 0 && evaluatesValue(out)) out.opaque = true;
+  // Read in any order: a loop may run a `set -a` before its `read` (`while read …; do set -a; done`).
+  if (out.allexport && (out.valueNames.size > 0 || out.arithmetic.length > 0)) out.opaque = true;
   return {
     subcommands: out.subcommands,
     wrappers: out.wrappers,
@@ -480,21 +486,23 @@ const ENVIRONMENT_NAME = /^[A-Z0-9_]*[A-Z][A-Z0-9_]*$/;
  * Whether a builtin or `for` changes, for the commands after it, a variable whose name may be in
  * the environment or is worked out at run time: `read PATH`, `printf -v LD_PRELOAD`, `for PATH
  * in`, `getopts ab PATH` (PATH=a, a directory here), `mapfile -t HOME` (an array's first element
- * is its value), `let PATH=1`, and an `unset` or un-export (`export -n`, `declare +x`) of one,
- * which may have kept a program safe (`unset NPM_CONFIG_IGNORE_SCRIPTS`), as `export PATH=…`
- * does (noteAssignment, which reads the declarations' `NAME=value`).
+ * is its value), `let PATH=1`, `((PATH=1))`, `[[ PATH=1 -eq 1 ]]`, and an `unset` or un-export
+ * (`export -n`, `declare +x`) of one, which may have kept a program safe (`unset
+ * NPM_CONFIG_IGNORE_SCRIPTS`), as `export PATH=…` does (noteAssignment, which reads the
+ * declarations' `NAME=value`). And an export of a lower-case name alone, below.
  */
 function setsEnvironmentVariable(command: string, args: readonly Word[], at: number): boolean {
   if (!ASSIGNING_COMMANDS.has(command)) return false;
   const operands = args.slice(at + 1).filter((a) => a.kind !== "redirect");
   const options = operands.filter((a) => /^[-+]./.test(a.text));
+  const arithmetic = arithmeticOf(command, args, at);
   let names: readonly Word[];
   if (command === "unset") {
     // `unset -f NAME` removes a function.
     if (options.some((a) => /^-[A-Za-z]*f/.test(a.text))) return false;
     names = operands.filter((a) => !options.includes(a));
-  } else if (command === "let") {
-    return operands.some((a) => LET_ASSIGNS_ENVIRONMENT_NAME.test(a.text));
+  } else if (arithmetic !== undefined) {
+    return arithmetic.some((text) => LET_ASSIGNS_ENVIRONMENT_NAME.test(text));
   } else if (DECLARATIONS.has(command)) {
     // A word that expands may be a `NAME=value` (`export $x` with x=PATH=/tmp/x, `declare
     // "$n=$v"`); a `NAME=value` as written is noteAssignment's.
@@ -504,6 +512,19 @@ function setsEnvironmentVariable(command: string, args: readonly Word[], at: num
     const unexports = options.some((a) =>
       command === "export" ? /^-[A-Za-z]*n/.test(a.text) : /^\+[A-Za-z]*x/.test(a.text),
     );
+    // A name alone exports the value it holds, which a builtin here may have set unseen (`read -r
+    // npm_config_script_shell; export npm_config_script_shell`): npm, curl and git read such
+    // lower-case names too. One in capitals set here is already opaque, one set before is
+    // exported already.
+    const exports =
+      command === "export"
+        ? !options.some((a) => /^-[A-Za-z]*[fnp]/.test(a.text))
+        : command !== "readonly" &&
+          options.some((a) => /^-[A-Za-z]*x/.test(a.text) && !/^-[A-Za-z]*f/.test(a.text));
+    if (exports) {
+      const bare = operands.filter((a) => !options.includes(a) && PLAIN_NAME.test(a.text));
+      if (bare.some((a) => !ENVIRONMENT_NAME.test(a.text) && !SAFE_VARIABLES.has(a.text))) return true;
+    }
     if (!unexports) return false;
     names = operands.filter((a) => !options.includes(a));
   } else {
@@ -519,6 +540,42 @@ function setsEnvironmentVariable(command: string, args: readonly Word[], at: num
     const variable = plain[1] as string;
     return ENVIRONMENT_NAME.test(variable) && !SAFE_VARIABLES.has(variable);
   });
+}
+
+/**
+ * Arithmetic evaluates a name's value as arithmetic in turn: where `read -r y` made it `PATH=1`,
+ * `(( y ))` or `[[ $y -gt 0 ]]` sets PATH, as `let PATH=1` does. So the names that `read`,
+ * `mapfile`, `printf -v`, `getopts`, `for` and `select` set (any one of which may name another:
+ * `for y in a`) and the arithmetic are kept, for evaluatesValue to read once the split is done.
+ */
+function noteArithmetic(command: string, args: readonly Word[], at: number, out: Output): void {
+  const arithmetic = arithmeticOf(command, args, at);
+  if (arithmetic !== undefined) out.arithmetic.push(...arithmetic);
+  if (!VALUE_SETTING_COMMANDS.has(command)) return;
+  const names = namesSet(command, args, at);
+  if (names === "any") return; // opaque already
+  for (const word of names) {
+    const name = PLAIN_NAME.exec(word.text.split("=", 1)[0] as string)?.[1];
+    if (name !== undefined) out.valueNames.add(name);
+  }
+}
+
+/** The commands that set a variable to a value the split does not judge (noteArithmetic). */
+const VALUE_SETTING_COMMANDS: ReadonlySet<string> = new Set([
+  "read",
+  "printf",
+  "mapfile",
+  "readarray",
+  "getopts",
+  "for",
+  "select",
+]);
+
+/** Whether the arithmetic names a variable noteArithmetic saw set (`n`, `$n`, `${n}`, `a[n]`). */
+function evaluatesValue(out: Output): boolean {
+  return out.arithmetic.some((text) =>
+    (text.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []).some((name) => out.valueNames.has(name)),
+  );
 }
 
 /** The commands setsEnvironmentVariable reads. */
@@ -537,7 +594,32 @@ const ASSIGNING_COMMANDS: ReadonlySet<string> = new Set([
   "getopts",
   "unset",
   "let",
+  "((",
+  "[[",
 ]);
+
+/**
+ * The words bash evaluates as arithmetic: `let`'s, a `((…))`'s and a `for ((…))`'s, and the
+ * operands of a test's `-eq`, `-lt`… (`[[ PATH=1 -eq 1 ]]` assigns). Undefined for another command.
+ */
+function arithmeticOf(command: string, args: readonly Word[], at: number): string[] | undefined {
+  if (!ARITHMETIC_COMMANDS.has(command)) return undefined;
+  const rest = args.slice(at + 1).filter((a) => a.kind !== "redirect");
+  if (command === "let" || command === "((") return rest.map((a) => a.text);
+  if ((command === "for" || command === "select") && rest[0]?.text === "((") return rest.map((a) => a.text);
+  if (command !== "[[") return undefined;
+  return rest
+    .filter(
+      (_, k) =>
+        ARITHMETIC_TEST.test(rest[k - 1]?.text ?? "") || ARITHMETIC_TEST.test(rest[k + 1]?.text ?? ""),
+    )
+    .map((a) => a.text);
+}
+
+/** The commands arithmeticOf reads. */
+const ARITHMETIC_COMMANDS: ReadonlySet<string> = new Set(["let", "((", "for", "select", "[["]);
+/** A test's arithmetic comparisons, whose operands bash evaluates as arithmetic inside `[[ … ]]`. */
+const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;
 
 /** An assignment in `let`'s arithmetic to a name in capitals (`let PATH=1`, `let 'X = 2'`, `let X++`). */
 const LET_ASSIGNS_ENVIRONMENT_NAME =
@@ -604,6 +686,12 @@ interface Output {
   readonly commandValues: Script[];
   /** CommandSplit `wrappers`, each with its variants. */
   readonly wrappers: string[];
+  /** Names a builtin or `for` sets to a value not read here (`read -r n`): noteArithmetic. */
+  readonly valueNames: Set<string>;
+  /** What bash evaluates as arithmetic (arithmeticOf), for the names in it. */
+  readonly arithmetic: string[];
+  /** A `set -a` is in it (exportsAll). */
+  allexport: boolean;
 }
 
 function sanitize(text: string): string {
@@ -812,6 +900,9 @@ function stepInDoubleQuotes(s: ScanState, c: string, patternMode: boolean): void
   emit(s, patternMode ? c : c === "$" ? QUOTED_DOLLAR : literal(c), 1);
 }
 
+/** A `${NAME:=…}` or `${NAME=…}` (an element's too), which assigns NAME where it is unset. */
+const ASSIGNING_PARAMETER = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?:?=/;
+
 /** A `${…}` with nothing in it that this scan or shell-quote would read differently from bash. */
 const PLAIN_PARAMETER = /^\$\{[^'"`\\\s;&|<>()]*\}$/;
 
@@ -832,6 +923,9 @@ function parameter(s: ScanState): void {
     return;
   }
   const unit = s.text.slice(s.i, end + 1);
+  // `${NAME:=value}` and `${NAME=value}` assign NAME for what follows, as `NAME=value` does.
+  const assigned = ASSIGNING_PARAMETER.exec(unit)?.[1];
+  if (assigned !== undefined && !SAFE_VARIABLES.has(assigned)) s.opaque = true;
   // Unquoted, a value it may take with a blank in it, or IFS's, splits the word as an unquoted
   // `$IFS` does (`rm -rf${X:- }/`, `${IFS:+ }`, `${X:-$IFS}` run `rm -rf /`): where is not read here.
   if (s.quote !== '"' && /^\$\{[!#]?(?:\w+|[@*])(?:\[[^\]]*\])?:?[-+=]/.test(unit) && /\s|IFS/.test(unit))
@@ -5539,6 +5633,8 @@ function peel(args: readonly Word[], at: number, out: Output, prefix: boolean): 
     markUnreadable(out);
   if (setsCodeVariable(first.text, args, at) || changesReading(first.text, args, at)) markUnreadable(out);
   if (setsEnvironmentVariable(first.text, args, at)) out.opaque = true;
+  if (exportsAll(first.text, args, at)) out.allexport = true;
+  noteArithmetic(first.text, args, at, out);
   // `mapfile -C 'rm -rf /' -c 1` runs its callback; `alias ls='rm -rf /'` defines one that
   // runs where `ls` is written later (with `shopt -s expand_aliases`): both read as scripts.
   if (first.text === "mapfile" || first.text === "readarray") return callbackScript(args, at);
@@ -5793,6 +5889,32 @@ function changesReading(command: string, args: readonly Word[], at: number): boo
     // The first operand ends the options (it did not expand into one: runTime above).
     else if (!/^[-+]/.test(word)) return false;
     else names += word.replace(/[^o]/g, "").length;
+  }
+  return false;
+}
+
+/**
+ * `set -a` (`-o allexport`, zsh's `setopt allexport`) exports every variable set after it: a
+ * script's lower-case ones too, which programs read (`set -a; read -r http_proxy < f; npm
+ * install`), and which are read as data elsewhere (setsEnvironmentVariable). With a builtin or
+ * arithmetic that sets one (noteArithmetic) it makes the command opaque; `set -a; source .env;
+ * set +a` is read as `source .env` is.
+ */
+function exportsAll(command: string, args: readonly Word[], at: number): boolean {
+  if (command !== "set" && command !== "setopt") return false;
+  const words = args.slice(at + 1).map((a) => a.text);
+  // zsh reads option names without case or underscores (`ALL_EXPORT`).
+  const allexport = (word: string) => word.replaceAll("_", "").toLowerCase() === "allexport";
+  if (command === "setopt") return words.some(allexport);
+  const owed: boolean[] = []; // for each option name owed to an `o` (`set -eo allexport`), whether it turns it on
+  for (const word of words) {
+    if (word === "--") return false;
+    const on = owed.shift();
+    if (on !== undefined) {
+      if (on && allexport(word)) return true;
+    } else if (!/^[-+]/.test(word)) return false;
+    else if (/^-[A-Za-z]*a/.test(word)) return true;
+    else for (const letter of word.slice(1)) if (letter === "o") owed.push(word.startsWith("-"));
   }
   return false;
 }

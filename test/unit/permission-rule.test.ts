@@ -231,6 +231,46 @@ describe("Bash rules", () => {
     expect(both("Bash(npm test)", bash(command))).toEqual({ any: true, all: false });
   });
 
+  it.each([
+    ["[[ PATH=1 -eq 1 ]]; npm test", ["Bash([[ *)"]],
+    ["read -r y <<< PATH=1; let y; npm test", ["Bash(read *)", "Bash(let *)"]],
+    ["read -r n < f; [[ $n -gt 0 ]] && npm test", ["Bash(read *)", "Bash([[ *)"]],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+    [": ${LD_PRELOAD=/tmp/x.so}; npm test", ["Bash(: *)"]],
+    [
+      "read -r npm_config_script_shell < f; export npm_config_script_shell; npm test",
+      ["Bash(read *)", "Bash(export *)"],
+    ],
+    ["set -a; read -r http_proxy < f; npm test", ["Bash(set *)", "Bash(read *)"]],
+  ])(
+    "approves %j by no allow rule: arithmetic, a default assignment, an export or set -a changes what npm reads",
+    (command, allow) => {
+      const rules = [...allow, "Bash(npm test)"].map(rule);
+      expect(allowListMatches(rules, bash(command))).toBe(false);
+      expect(both("Bash(npm test)", bash(command))).toEqual({ any: true, all: false });
+    },
+  );
+
+  it("approves everyday arithmetic, defaults and set -a around a source by allow rules", () => {
+    const rules = [
+      "Bash(let *)",
+      "Bash([[ *)",
+      "Bash(read *)",
+      "Bash(: *)",
+      "Bash(set *)",
+      "Bash(. *)",
+      "Bash(npm test)",
+    ].map(rule);
+    for (const command of [
+      "while read -r line; do let count++; done; npm test",
+      "[[ $# -eq 1 ]] && npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      ': "${1:?usage}"; npm test',
+      "set -a; . ./.env; set +a; npm test",
+    ])
+      expect([command, allowListMatches(rules, bash(command))]).toEqual([command, true]);
+  });
+
   it("approves reading a script's own variables by allow rules", () => {
     const rules = [rule("Bash(read *)"), rule("Bash(npm test)")];
     expect(allowListMatches(rules, bash('read -r a b <<< "$x"; npm test'))).toBe(true);

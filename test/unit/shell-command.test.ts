@@ -712,6 +712,60 @@ describe("splitSubcommands", () => {
       expect([command, splitSubcommands(command).opaque]).toEqual([command, false]);
   });
 
+  it("reads arithmetic, a default assignment, allexport and a bare export as the assignments they make for later commands", () => {
+    for (const command of [
+      "((PATH=1)); npm test",
+      "(( LD_PRELOAD = 1 )); npm test",
+      "((PATH++)); npm test",
+      "(( a[PATH=1] )); npm test",
+      "for ((PATH=0; PATH<1; PATH++)); do npm test; done",
+      "[[ PATH=1 -eq 1 ]]; npm test",
+      // An arithmetic name evaluates its value as arithmetic: `read y` may make it `PATH=1`.
+      "read -r y <<< 'PATH=1'; (( y )); npm test",
+      "read -r n < f; (( n > 0 )); npm test",
+      "read -r n < f; let 'x = n + 1'; npm test",
+      "for y in a; do read -r a; ((y)); done; npm test",
+      "read -r n < f; [[ $n -gt 0 ]]; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      ": ${PATH:=/tmp/x}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      ": ${LD_PRELOAD=/tmp/x.so}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      'echo "${NODE_OPTIONS:=--inspect}"; npm test',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      ": ${y:=PATH=1}; (( y )); npm test",
+      "set -a; read -r npm_config_script_shell < f; npm test",
+      "set -ea; read -r http_proxy < f; npm install",
+      "set -o allexport; read -r http_proxy < f; npm install",
+      "setopt allexport; read -r http_proxy < f; npm install",
+      "while read -r http_proxy; do set -a; npm install; done < f",
+      "read -r npm_config_script_shell < f; export npm_config_script_shell; npm test",
+      "for http_proxy in http://x; do declare -x http_proxy; npm install; done",
+      "printf -v npm_config_registry %s http://x; typeset -gx npm_config_registry; npm install",
+    ])
+      expect([command, splitSubcommands(command).opaque]).toEqual([command, true]);
+    for (const command of [
+      "((i++)); npm test",
+      "(( i = i + 1 )); npm test",
+      "((n > PATH)); npm test",
+      "for ((i=0; i<3; i++)); do npm test; done",
+      "[[ $x -eq 1 ]]; npm test",
+      "while read -r line; do ((count++)); done < f; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      ": ${VAR:-default}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      ': "${1:?usage}"; npm test',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${HOME:+set}; npm test",
+      "set -euo pipefail; npm test",
+      "set +a; npm test",
+      "export NODE_ENV; declare -x CI; npm test",
+      "export -f greet; npm test",
+      "set -a; . ./.env; set +a; npm test",
+    ])
+      expect([command, splitSubcommands(command).opaque]).toEqual([command, false]);
+  });
+
   it("marks a safe variable opaque when its value holds an expansion an indirect expansion would run", () => {
     for (const command of [
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${!TERM}, not a template
