@@ -903,6 +903,9 @@ function stepInDoubleQuotes(s: ScanState, c: string, patternMode: boolean): void
 /** A `${NAME:=…}` or `${NAME=…}` (an element's too), which assigns NAME where it is unset. */
 const ASSIGNING_PARAMETER = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?:?=/;
 
+/** A `${…}`'s subscript, and its offset and length (`${x:i:n}`), which bash evaluates as arithmetic. */
+const PARAMETER_ARITHMETIC = /^\$\{[#!]?[A-Za-z_][A-Za-z0-9_]*(?:\[([^\]]*)\])?(?::(?![-=+?])([^}]*))?/;
+
 /** A `${…}` with nothing in it that this scan or shell-quote would read differently from bash. */
 const PLAIN_PARAMETER = /^\$\{[^'"`\\\s;&|<>()]*\}$/;
 
@@ -926,6 +929,12 @@ function parameter(s: ScanState): void {
   // `${NAME:=value}` and `${NAME=value}` assign NAME for what follows, as `NAME=value` does.
   const assigned = ASSIGNING_PARAMETER.exec(unit)?.[1];
   if (assigned !== undefined && !SAFE_VARIABLES.has(assigned)) s.opaque = true;
+  // A subscript and a substring's offset and length are arithmetic: `${a[PATH=1]}` assigns PATH.
+  if (unit.includes("[") || unit.includes(":")) {
+    const [, subscript, offset] = PARAMETER_ARITHMETIC.exec(unit) ?? [];
+    if ([subscript, offset].some((text) => text !== undefined && LET_ASSIGNS_ENVIRONMENT_NAME.test(text)))
+      s.opaque = true;
+  }
   // Unquoted, a value it may take with a blank in it, or IFS's, splits the word as an unquoted
   // `$IFS` does (`rm -rf${X:- }/`, `${IFS:+ }`, `${X:-$IFS}` run `rm -rf /`): where is not read here.
   if (s.quote !== '"' && /^\$\{[!#]?(?:\w+|[@*])(?:\[[^\]]*\])?:?[-+=]/.test(unit) && /\s|IFS/.test(unit))

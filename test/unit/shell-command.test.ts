@@ -734,6 +734,10 @@ describe("splitSubcommands", () => {
       'echo "${NODE_OPTIONS:=--inspect}"; npm test',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       ": ${y:=PATH=1}; (( y )); npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${a[PATH=1]}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      'echo "${x:0:PATH=1}"; npm test',
       "set -a; read -r npm_config_script_shell < f; npm test",
       "set -ea; read -r http_proxy < f; npm install",
       "set -o allexport; read -r http_proxy < f; npm install",
@@ -757,6 +761,8 @@ describe("splitSubcommands", () => {
       ': "${1:?usage}"; npm test',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       "echo ${HOME:+set}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      'echo "${a[i+1]}" "${x:1:2}" "${OPTS:-FOO=1}"; npm test',
       "set -euo pipefail; npm test",
       "set +a; npm test",
       "export NODE_ENV; declare -x CI; npm test",
