@@ -155,6 +155,13 @@ const HOSTILE = [
   { name: "`tmux ` repeated", command: (n) => repeated("tmux ", n) },
   { name: "`tmux 'a b' ` repeated", command: (n) => repeated("tmux 'a b' ", n) },
   { name: "`screen ` repeated", command: (n) => repeated("screen ", n) },
+  // A name in capitals that a builtin sets, read as one the environment may hold: a regex that
+  // could take its first capital anywhere in the run was quadratic (16 KiB of `let AAA…Ax` in
+  // 0.8 s, of `read AAA…Ax` in 0.3 s), and `let`'s subscript looked from each `[` to the end.
+  { name: "`let ` + `A` repeated + `x`", command: (n) => `let ${repeated("A", n - 5)}x` },
+  { name: "`let ` + `A1` repeated", command: (n) => `let ${repeated("A1", n - 4)}` },
+  { name: "`let ` + `,A[` repeated", command: (n) => `let ${repeated(",A[", n - 4)}` },
+  { name: "`read ` + `A` repeated + `x`", command: (n) => `read ${repeated("A", n - 6)}x` },
 ];
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 

@@ -688,6 +688,9 @@ describe("splitSubcommands", () => {
       "for PATH in /tmp/evil; do npm test; done",
       "let PATH=1; npm test",
       "let 'IFS = 1'; npm test",
+      "let '_1PATH[0] += 1'; npm test",
+      "let '--PATH'; npm test",
+      "read -r _PATH < f; npm test",
       "unset NPM_CONFIG_IGNORE_SCRIPTS; npm install",
       "unset -v PATH; npm test",
       "export -n NPM_CONFIG_IGNORE_SCRIPTS; npm install",
@@ -953,6 +956,10 @@ describe("robustness", () => {
     ["nohup ".repeat(16_000)],
     ["2>".repeat(49_000)],
     ["\u0000\uE000\uD800 rm\u00a0-rf /"],
+    // A builtin setting a long name in capitals, read for one the environment may hold.
+    [`let ${"A1".repeat(8_190)}`],
+    [`let ${",A[".repeat(5_460)}`],
+    [`read ${"A".repeat(16_378)}x`],
   ])("splits a hostile command, and its longest readable prefix, without throwing (%#)", (command) => {
     // No timing here (bench/worst-case.js measures): a stalled splitter fails by the test timeout.
     const prefix = command.slice(0, MAX_COMMAND_LENGTH);
