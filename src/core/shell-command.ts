@@ -408,8 +408,10 @@ function namesSet(command: string, args: readonly Word[], at: number): Word[] | 
     const name = option < 0 ? undefined : args[option + 1];
     if (name !== undefined) names.push(name);
   } else if (command === "getopts") {
-    // `getopts OPTSTRING NAME`: NAME gets an option's letter (`getopts ab PATH` sets PATH=a).
-    const name = args.slice(at + 1).filter((a) => a.kind !== "redirect")[1];
+    // `getopts OPTSTRING NAME`: NAME gets an option's letter (`getopts ab PATH` sets PATH=a),
+    // after a `--` bash skips as it does for its other builtins (`getopts -- ab PATH`).
+    const operands = args.slice(at + 1).filter((a) => a.kind !== "redirect");
+    const name = operands[operands[0]?.text === "--" ? 2 : 1];
     if (name !== undefined) names.push(name);
   } else {
     const spec = own(NAMING_OPTIONS, command) ?? (DECLARATIONS.has(command) ? NO_NAMING_OPTIONS : undefined);

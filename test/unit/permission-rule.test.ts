@@ -225,6 +225,7 @@ describe("Bash rules", () => {
     ["printf -v PATH /tmp/x; npm test", "Bash(printf *)"],
     ["read PATH <<< /tmp/x; npm test", "Bash(read *)"],
     ["getopts ab PATH; npm test", "Bash(getopts *)"],
+    ["getopts -- ab PATH; npm test", "Bash(getopts *)"],
     ["unset NPM_CONFIG_IGNORE_SCRIPTS; npm test", "Bash(unset *)"],
   ])("approves %j by no allow rule, as export PATH=…: the npm that runs is another", (command, allow) => {
     expect(allowListMatches([rule(allow), rule("Bash(npm test)")], bash(command))).toBe(false);

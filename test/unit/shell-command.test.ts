@@ -685,6 +685,7 @@ describe("splitSubcommands", () => {
       "mapfile -t HOME < f; npm test",
       "readarray PATH < f; npm test",
       "getopts ab PATH; npm test",
+      "getopts -- ab PATH; npm test",
       "for PATH in /tmp/evil; do npm test; done",
       "let PATH=1; npm test",
       "let 'IFS = 1'; npm test",
