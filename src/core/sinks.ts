@@ -781,9 +781,11 @@ const DISCORD_MARKDOWN = /[\\*_~`|[\]()<>#-]/g;
  * one, and keeps a backslash there as part of the link, so `no\-rm\_root` showed and linked to
  * `no/-rm/_root` (discord.js#4356). Its run stops at what could start a mention, code, spoiler
  * or masked link (`< > [ ] ` | \`), and its last character is never one Discord leaves out of a
- * link (`. , : ; " ' )`): what it leaves unescaped is always inside the link Discord makes.
+ * link (`. , : ; " ' )`): what it leaves unescaped is inside the link Discord makes, but for
+ * those it leaves out right after it. A `)` there is left as written too (`(https://x/y).`), as
+ * Discord would put the backslash of `\)` in the link, and the `[` a masked link needs is escaped.
  */
-const BARE_URL = /https?:\/\/[^\s<>[\]`|\\]+[^\s<>[\]`|\\.,:;"')]/g;
+const BARE_URL = /https?:\/\/[^\s<>[\]`|\\]+[^\s<>[\]`|\\.,:;"')][.,:;"')]*/g;
 
 /**
  * Agent text escaped for Discord markdown and cut to `max` characters, never inside an escape.

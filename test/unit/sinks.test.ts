@@ -562,11 +562,15 @@ describe("buildSinkRequest: discord", () => {
     expect(description.split("\n")[0]).toBe("`echo ˋ ˋˋˋ [x](https://evil.example)`");
     for (const text of markdownOf(embed)) {
       // hookgate's own labels (`**Reason:**`) left out.
-      const plain = outsideCode(text).replace(/\*\*[A-Z][a-z ]+:\*\*/g, "");
+      // A `)` right after a URL is left as written (Discord would link its escape's backslash):
+      // no masked link without the `[` and `](` escaped before it.
+      const plain = outsideCode(text)
+        .replace(/\*\*[A-Z][a-z ]+:\*\*/g, "")
+        .replace(/(?<=https:\/\/evil\.example)\)/g, "");
       expect(plain).not.toMatch(/[[\]()*_~|`]/);
       expect(plain).not.toMatch(/^(?:> )?(?:#|-#)/m);
     }
-    expect(description).toContain("\\[click\\]\\(https://evil.example\\)");
+    expect(description).toContain("\\[click\\]\\(https://evil.example) ");
     expect(description).toContain("> \\# Heading\n> \\-\\# small\n> \\> quoted");
   });
 
@@ -584,7 +588,16 @@ describe("buildSinkRequest: discord", () => {
     const reason = "https://a.example/x[y](https://evil.example) https://a.example/`c`||s||<@1>\\_";
     const description = (await discordBody(notification({ reason }))).embeds[0]?.description ?? "";
     expect(description).toBe(
-      "`rm -rf /`\n**Reason:** https://a.example/x\\[y\\]\\(https://evil.example\\) https://a.example/\\`c\\`\\|\\|s\\|\\|\\<@1\\>\\\\\\_",
+      "`rm -rf /`\n**Reason:** https://a.example/x\\[y\\]\\(https://evil.example) https://a.example/\\`c\\`\\|\\|s\\|\\|\\<@1\\>\\\\\\_",
+    );
+  });
+
+  it("leaves a URL's closing parenthesis as written: escaped, its backslash was the link's last character", async () => {
+    // Discord ends a link before `)` or `.`, but not before `\`: `x\)` linked to `x\`.
+    const reason = "see the runbook (https://wiki.acme.example/no-rm-root). Or (https://a.example/b_(c)).";
+    const description = (await discordBody(notification({ reason }))).embeds[0]?.description ?? "";
+    expect(description).toBe(
+      "`rm -rf /`\n**Reason:** see the runbook \\(https://wiki.acme.example/no-rm-root). Or \\(https://a.example/b_(c)).",
     );
   });
 
