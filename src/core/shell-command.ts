@@ -627,11 +627,12 @@ const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;
 
 /**
  * An assignment in `let`'s arithmetic to a name in capitals (`let PATH=1`, `let 'X = 2'`, `let
- * X++`). A name's first capital is read as ENVIRONMENT_NAME's, in one way only (`let AAA…Ax`),
- * and a subscript ends by the next `[` (`let ,A[,A[…` looked from each `[` to the end).
+ * X++`, `let 'PATH[i[0]]=1'`). A name's first capital is read as ENVIRONMENT_NAME's, in one way
+ * only (`let AAA…Ax`), and a subscript holds no `[` but a nested one's (`let ,A[,A[…` looked from
+ * each `[` to the end).
  */
 const LET_ASSIGNS_ENVIRONMENT_NAME =
-  /(?:^|[^A-Za-z0-9_])[0-9_]*[A-Z][A-Z0-9_]*\s*(?:\[[^[\]]*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)|(?:\+\+|--)\s*[0-9_]*[A-Z]/;
+  /(?:^|[^A-Za-z0-9_])[0-9_]*[A-Z][A-Z0-9_]*\s*(?:\[(?:[^[\]]|\[[^[\]]*\])*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)|(?:\+\+|--)\s*[0-9_]*[A-Z]/;
 
 /**
  * A word bash expands into what may be an option: an expansion, a `~`, or a pattern. An extended

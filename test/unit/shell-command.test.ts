@@ -691,6 +691,7 @@ describe("splitSubcommands", () => {
       "let 'IFS = 1'; npm test",
       "let '_1PATH[0] += 1'; npm test",
       "let '--PATH'; npm test",
+      "let 'PATH[i[0]]=1'; npm test",
       "read -r _PATH < f; npm test",
       "unset NPM_CONFIG_IGNORE_SCRIPTS; npm install",
       "unset -v PATH; npm test",
