@@ -498,13 +498,17 @@ const ENVIRONMENT_NAME = /^[0-9_]*[A-Z][A-Z0-9_]*$/;
 function setsEnvironmentVariable(command: string, args: readonly Word[], at: number): boolean {
   if (!ASSIGNING_COMMANDS.has(command)) return false;
   const operands = args.slice(at + 1).filter((a) => a.kind !== "redirect");
-  const options = operands.filter((a) => /^[-+]./.test(a.text));
+  // Options lead, up to the first other word or a `--`, as bash reads them: `unset PATH -f`
+  // unsets PATH (and fails on `-f`), `export PATH -n` un-exports nothing.
+  const end = operands.findIndex((a) => a.text === "--" || !/^[-+]./.test(a.text));
+  const options = end < 0 ? operands : operands.slice(0, end);
+  const rest = operands.slice(options.length + (operands[options.length]?.text === "--" ? 1 : 0));
   const arithmetic = arithmeticOf(command, args, at);
   let names: readonly Word[];
   if (command === "unset") {
     // `unset -f NAME` removes a function.
     if (options.some((a) => /^-[A-Za-z]*f/.test(a.text))) return false;
-    names = operands.filter((a) => !options.includes(a));
+    names = rest;
   } else if (arithmetic !== undefined) {
     return arithmetic.some((text) => LET_ASSIGNS_ENVIRONMENT_NAME.test(text));
   } else if (DECLARATIONS.has(command)) {
@@ -526,11 +530,11 @@ function setsEnvironmentVariable(command: string, args: readonly Word[], at: num
         : command !== "readonly" &&
           options.some((a) => /^-[A-Za-z]*x/.test(a.text) && !/^-[A-Za-z]*f/.test(a.text));
     if (exports) {
-      const bare = operands.filter((a) => !options.includes(a) && PLAIN_NAME.test(a.text));
+      const bare = rest.filter((a) => PLAIN_NAME.test(a.text));
       if (bare.some((a) => !ENVIRONMENT_NAME.test(a.text) && !SAFE_VARIABLES.has(a.text))) return true;
     }
     if (!unexports) return false;
-    names = operands.filter((a) => !options.includes(a));
+    names = rest;
   } else {
     const set = namesSet(command, args, at);
     if (set === "any") return true;

@@ -227,6 +227,7 @@ describe("Bash rules", () => {
     ["getopts ab PATH; npm test", "Bash(getopts *)"],
     ["getopts -- ab PATH; npm test", "Bash(getopts *)"],
     ["unset NPM_CONFIG_IGNORE_SCRIPTS; npm test", "Bash(unset *)"],
+    ["unset NPM_CONFIG_IGNORE_SCRIPTS -f; npm test", "Bash(unset *)"],
   ])("approves %j by no allow rule, as export PATH=…: the npm that runs is another", (command, allow) => {
     expect(allowListMatches([rule(allow), rule("Bash(npm test)")], bash(command))).toBe(false);
     expect(both("Bash(npm test)", bash(command))).toEqual({ any: true, all: false });

@@ -695,6 +695,8 @@ describe("splitSubcommands", () => {
       "read -r _PATH < f; npm test",
       "unset NPM_CONFIG_IGNORE_SCRIPTS; npm install",
       "unset -v PATH; npm test",
+      "unset NPM_CONFIG_IGNORE_SCRIPTS -f; npm install",
+      "unset -- -f PATH; npm test",
       "export -n NPM_CONFIG_IGNORE_SCRIPTS; npm install",
       "declare +x NPM_CONFIG_IGNORE_SCRIPTS; npm install",
       "export $x; npm test",
@@ -713,6 +715,7 @@ describe("splitSubcommands", () => {
       "unset x; unset -f npm; npm test",
       "read -r _ size <<< x; read NODE_ENV < f; npm test",
       "export NODE_ENV; declare -x CI; npm test",
+      "export NODE_OPTIONS -n; npm test",
     ])
       expect([command, splitSubcommands(command).opaque]).toEqual([command, false]);
   });
