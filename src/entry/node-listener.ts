@@ -93,12 +93,18 @@ const PARSER_ANSWERS: Readonly<Record<string, readonly [number, string]>> = {
  * in by `headersTimeout`: 408) is answered as Node's own handler answers it, and logged. Without
  * the line a hook refused so is in no log of the gateway's, though its client lets the action
  * through (Claude Code on any 4xx). A socket's own error (a client resetting its connection) is
- * no request, and is not logged.
+ * no request, and is not logged, nor is a connection its client ended within a request.
  */
 export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socket: Duplex) => void {
   return (error, socket) => {
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const [status, text] = PARSER_ANSWERS[code] ?? [400, "Bad Request"];
+    // The client ended its side of the connection within a request (the parser's end of input
+    // mid-message): a client that left (an agent killed mid-send, a proxy whose own client left),
+    // as one that resets it, not a request refused. Logged as a refusal, and its hook's reader
+    // failed with "Parse Error", the log and the answer blamed Node's parser for it.
+    const left = code === "HPE_INVALID_EOF_STATE";
+    const failure = left ? new Error("the connection closed before the body ended") : error;
     const answering = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
     // The request the parser was reading when it refused: a hook whose body it cut short (a
     // malformed chunk) fails its reader with this error, which its reader is given once it begins
@@ -114,7 +120,7 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     // A 400 in its place was all the client saw, which Claude Code lets through, while the audit
     // line said what was decided.
     const read = cut === undefined && answering?.headersSent === false && answering.req.complete;
-    if (code.startsWith("HPE_") || code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    if (!left && (code.startsWith("HPE_") || code === "ERR_HTTP_REQUEST_TIMEOUT")) {
       logger.log("warn", "request refused by Node's HTTP parser", {
         error: code,
         ...(cut || read
@@ -127,8 +133,8 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     }
     if (cut) {
       if (answering?.req === cut) answering.shouldKeepAlive = false;
-      if (reading) cut.emit("error", error);
-      else bodyRefusals.set(cut, error);
+      if (reading) cut.emit("error", failure);
+      else bodyRefusals.set(cut, failure);
       return;
     }
     if (read) {

@@ -7,7 +7,13 @@ import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { RemoteInput, RemoteRun } from "../../src/app/remote-actions.js";
 import type { Policy } from "../../src/core/policy.js";
-import { type Answer, answerWriter, hookListener, streamChunks } from "../../src/entry/node-listener.js";
+import {
+  type Answer,
+  answerWriter,
+  hookListener,
+  parserRefusals,
+  streamChunks,
+} from "../../src/entry/node-listener.js";
 import { createApp } from "../../src/http/app.js";
 import { bodyDeadline, createBodyBudget, readBodyChunks } from "../../src/http/read-body.js";
 import { watchedBudget } from "../support/app.js";
@@ -601,6 +607,55 @@ describe("hookListener's client-left signal on a kept-alive connection", () => {
       expect(signals.map((s) => s.aborted)).toEqual([false, false, true]);
     } finally {
       agent.destroy();
+      server.close();
+    }
+  });
+});
+
+describe("hookListener with serve's parserRefusals, and a client that ends its connection within a request", () => {
+  it("says the connection closed before the body ended, not that Node's parser refused the request", async () => {
+    // A client that leaves mid-send (an agent killed, a proxy whose own client left) ends its side
+    // of the connection: Node's parser then fails the request being read (HPE_INVALID_EOF_STATE).
+    const policy = await policyFrom({ version: 1, rules: [] });
+    const logs: Record<string, unknown>[] = [];
+    const logger = {
+      log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }),
+    };
+    const server = createServer(hookListener({ ...listenerDeps(policy), logger }, () => {}));
+    server.on("clientError", parserRefusals(logger));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    /** Sends `text`, then ends the connection's sending side; what came back before it closed. */
+    const endWithin = async (text: string) => {
+      const socket = connect(port, "127.0.0.1");
+      await once(socket, "connect");
+      const received: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => received.push(chunk));
+      socket.on("error", () => {});
+      socket.write(text);
+      await vi.waitFor(() => expect(socket.bytesWritten).toBe(Buffer.byteLength(text)), WAIT);
+      socket.end();
+      await once(socket, "close");
+      return Buffer.concat(received).toString();
+    };
+    const head =
+      "POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n";
+    try {
+      const answer = await endWithin(`${head}{"hook_event_name":"PreToolUse","tool_name":"Bash"`);
+      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({
+        systemMessage:
+          "hookgate: the request body could not be read (the connection closed before the body ended) [BODY_UNREADABLE]",
+      });
+      expect(logs.find((l) => l.msg === "decision")).toMatchObject({
+        error: "BODY_UNREADABLE",
+        reason: "the request body could not be read (the connection closed before the body ended)",
+      });
+      // Ended within its headers: no request was read, and none refused.
+      await endWithin("POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le");
+      expect(logs.filter((l) => l.msg === "request refused by Node's HTTP parser")).toEqual([]);
+    } finally {
       server.close();
     }
   });
