@@ -135,6 +135,10 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
       if (answering?.req === cut) answering.shouldKeepAlive = false;
       if (reading) cut.emit("error", failure);
       else bodyRefusals.set(cut, failure);
+      // Answered already (a 404 or 405 drains its body after its answer): nothing is left to send,
+      // and the connection closes as Node's own handler closes it. Left open, it idled out the
+      // keep-alive's 65 s with its parser failed, and held a stop for its whole grace.
+      if (!answering) socket.destroy();
       return;
     }
     if (read) {

@@ -661,6 +661,46 @@ describe("hookListener with serve's parserRefusals, and a client that ends its c
   });
 });
 
+describe("hookListener with serve's parserRefusals, and a body refused after its request's answer", () => {
+  it("closes the connection, as Node does, rather than leave it open with its parser failed", async () => {
+    // A 404 or 405 is answered at once and its body drained after (@hono/node-server): a
+    // malformed chunk, or the client's end, fails that drain, and nothing is left to answer.
+    const policy = await policyFrom({ version: 1, rules: [] });
+    const logger = { log: () => {} };
+    const deps = { ...listenerDeps(policy), logger };
+    const app = createApp(deps);
+    const server = createServer(hookListener(deps, getRequestListener(app.fetch)));
+    server.keepAliveTimeout = 65_000; // as serve sets it: an idle connection is not closed for this
+    server.on("clientError", parserRefusals(logger));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const socket = connect(port, "127.0.0.1");
+    try {
+      await once(socket, "connect");
+      let received = "";
+      socket.on("data", (chunk: Buffer) => {
+        received += chunk.toString();
+      });
+      socket.on("error", () => {});
+      let ended = false;
+      socket.on("end", () => {
+        ended = true;
+      });
+      socket.write(
+        "POST /v1/hook/deepcode HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n",
+      );
+      await vi.waitFor(() => expect(received).toContain("HTTP/1.1 404 "), WAIT);
+      socket.write("zz\r\n"); // no chunk size
+      await vi.waitFor(() => expect(ended, "the server closed the connection").toBe(true), WAIT);
+      expect(received.match(/HTTP\/1\.1 \d{3}/g)).toEqual(["HTTP/1.1 404"]);
+    } finally {
+      socket.destroy();
+      server.close();
+    }
+  });
+});
+
 describe("answerWriter", () => {
   interface Written {
     calls: string[];
