@@ -70,7 +70,10 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
   const askOnly =
     '"ask" is honoured on PreToolUse only: a failure on any other event gets no decision there, as with "allow"';
   if (policy.document.defaults?.onError === "ask")
-    warn("$.defaults.onError", `${askOnly}, a body whose event cannot be identified too`);
+    warn(
+      "$.defaults.onError",
+      `${askOnly}, a body whose event cannot be identified too${inheritedAskOnPermissionRequest(policy)}`,
+    );
   if (policy.document.auth?.onFailure === "ask") warn("$.auth.onFailure", askOnly);
   if (policy.document.auth?.tokens.length === 0) {
     warn(
@@ -163,11 +166,38 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
   if (rule.events === "*" && (onError === "ask" || onError === "deny")) {
     warn(
       `${p}.${rule.action.kind}.onError`,
-      `"on": "*" includes events where no client can honour "${onError}" (${onError === "ask" ? "every event but PreToolUse" : "Notification, SessionStart, ..."}); when the rule fails there it has no opinion, as with "allow"`,
+      `"on": "*" includes events where no client can honour "${onError}" (${onError === "ask" ? "every event but PreToolUse" : "Notification, SessionStart, ..."}); when the rule fails there it has no opinion, as with "allow"${onError === "ask" ? `, but on PermissionRequest ${HELD_BACK}` : ""}`,
     );
   }
   lintMatcherAgainstIf(rule, warn);
   lintPromptPlaceholders(rule, warn);
+}
+
+/**
+ * What a rule's failure under an `ask` does on PermissionRequest, which cannot carry it: the ask is
+ * withheld and still outranks another rule's allow (rule-failure.ts failureEffect), so it is not
+ * "as with allow" there.
+ */
+const HELD_BACK = `no decision is sent, and another rule's allow is held back as beside a "decide": "ask" rule`;
+
+/**
+ * The enforcing prompt and forward rules that fail with `defaults.onError` on PermissionRequest,
+ * having no onError of their own: with "ask" they hold back another rule's allow there, which the
+ * request-level "as with allow" does not say.
+ */
+function inheritedAskOnPermissionRequest(policy: Policy): string {
+  const ids = policy.rules
+    .filter(
+      (rule) =>
+        rule.mode === "enforce" &&
+        (rule.action.kind === "prompt" || rule.action.kind === "forward") &&
+        ownOnError(rule) === undefined &&
+        (rule.events === "*" || rule.events.includes("PermissionRequest")),
+    )
+    .map((rule) => JSON.stringify(rule.id));
+  if (ids.length === 0) return "";
+  const rules = ids.length === 1 ? `rule ${ids[0]} fails` : `rules ${ids.join(", ")} fail`;
+  return `; but ${rules} with it on PermissionRequest, where ${HELD_BACK}`;
 }
 
 /**
@@ -1269,7 +1299,7 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
     warn(
       `${p}.${action.kind}.onError`,
       event === "PermissionRequest"
-        ? `no client can honour "${onError}" on ${event}; when the rule fails there no decision is sent, and another rule's allow is held back as beside a "decide": "${onError}" rule`
+        ? `no client can honour "${onError}" on ${event}; when the rule fails there ${HELD_BACK}`
         : `no client can honour "${onError}" on ${event}; when the rule fails there it has no opinion, as with "allow"`,
     );
   }

@@ -669,7 +669,8 @@ describe("lintPolicy: an onError no client can honour", () => {
       '$.rules[0].forward.onError: no client can honour "ask" on Stop; when the rule fails there it has no opinion, as with "allow"',
       '$.rules[0].forward.onError: no client can honour "ask" on PermissionRequest; when the rule fails there no decision is sent, and another rule\'s allow is held back as beside a "decide": "ask" rule',
       '$.rules[1].prompt.onError: no client can honour "deny" on Notification; when the rule fails there it has no opinion, as with "allow"',
-      '$.rules[3].prompt.onError: "on": "*" includes events where no client can honour "ask" (every event but PreToolUse); when the rule fails there it has no opinion, as with "allow"',
+      // PermissionRequest is among them, where the withheld ask still holds back an allow.
+      '$.rules[3].prompt.onError: "on": "*" includes events where no client can honour "ask" (every event but PreToolUse); when the rule fails there it has no opinion, as with "allow", but on PermissionRequest no decision is sent, and another rule\'s allow is held back as beside a "decide": "ask" rule',
     ]);
   });
 });
@@ -845,6 +846,37 @@ describe("lintPolicy: a request-level ask", () => {
       rules: [],
     });
     expect(lintPolicy(deny).filter((w) => w.message.includes('"ask" is honoured'))).toEqual([]);
+  });
+
+  it("names the rules that inherit it on PermissionRequest, where their failure holds back another rule's allow", async () => {
+    // A prompt or forward rule without an onError of its own fails with defaults.onError: there
+    // its ask is withheld, as its own would be, and an allow rule beside it no longer allows.
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      defaults: { onError: "ask" },
+      egress: { allowedHttpHookUrls: ["https://policy.example/*"] },
+      rules: [
+        { id: "allow-ls", on: "PermissionRequest", if: "Bash(ls)", decide: "allow" },
+        { id: "relay", on: "PermissionRequest", forward: { url: "https://policy.example/hook" } },
+        { id: "everywhere", on: "*", forward: { url: "https://policy.example/hook" } },
+        {
+          id: "own",
+          on: "PermissionRequest",
+          forward: { url: "https://policy.example/hook", onError: "deny" },
+        },
+        { id: "tools", on: "PreToolUse", forward: { url: "https://policy.example/hook" } },
+        {
+          id: "tried",
+          on: "PermissionRequest",
+          mode: "shadow",
+          forward: { url: "https://policy.example/hook" },
+        },
+      ],
+    });
+    expect(lintPolicy(policy).find((w) => w.path === "$.defaults.onError")?.message).toBe(
+      '"ask" is honoured on PreToolUse only: a failure on any other event gets no decision there, as with "allow", a body whose event cannot be identified too; but rules "relay", "everywhere" fail with it on PermissionRequest, where no decision is sent, and another rule\'s allow is held back as beside a "decide": "ask" rule',
+    );
   });
 });
 
