@@ -334,6 +334,16 @@ export function describeProblems(issues: readonly PolicyIssue[]): string {
   return `${listed.join("; ")}${more > 0 ? `; and ${more} more (hookgate check on the policy lists them all)` : ""}`;
 }
 
+/**
+ * Whether a policy text that is no JSON is a file's path (`/var/task/policy.json`,
+ * `./policy.json`, `policy.json`, `C:\hookgate\policy.json`): HOOKGATE_POLICY set so on Lambda
+ * or the Worker, where it takes the policy's JSON itself and JSON.parse says only
+ * "Unexpected token '/'".
+ */
+export function looksLikeFilePath(text: string): boolean {
+  return /^(?:(?:~|\.{1,2})?\/|[A-Za-z]:\\)[^\n{]*$|^[^\s{}[\]"]+\.json$/i.test(text.trim());
+}
+
 /** A JSON file's text (a policy, a cases file), or the one problem at its root. */
 export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   try {

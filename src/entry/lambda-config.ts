@@ -14,7 +14,13 @@ import { type DeliveryJob, fitDeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
-import { describeProblems, loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
+import {
+  describeProblems,
+  loadPolicy,
+  looksLikeFilePath,
+  type Policy,
+  type PolicyDeps,
+} from "../core/policy.js";
 import type { Clock, Egress, EnvReader, Logger } from "../core/ports.js";
 import type { Queue } from "../core/queue.js";
 import { envReaderOf } from "../core/secret-ref.js";
@@ -103,6 +109,11 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     try {
       const deps: PolicyDeps = { env, sha256: nodeSha256 };
       const result = await withPatternEngines(() => loadPolicy(text, deps));
+      if (!result.ok && fromEnv !== undefined && looksLikeFilePath(fromEnv))
+        return {
+          ok: false,
+          problem: `${POLICY_ENV} holds what looks like a file's path, but takes the policy's JSON itself: put the JSON in it (jq -c . policy.json), or bake the file into the bundle at build time (HOOKGATE_POLICY_FILE=policy.json npm run package:lambda)`,
+        };
       if (!result.ok) return { ok: false, problem: `${source}: ${describeProblems(result.error)}` };
       for (const w of result.value.warnings)
         logger.log("warn", "policy warning", { path: w.path, problem: w.message });

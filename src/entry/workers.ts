@@ -32,7 +32,13 @@ import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
-import { describeProblems, loadPolicy, type Policy, type PolicyDeps } from "../core/policy.js";
+import {
+  describeProblems,
+  loadPolicy,
+  looksLikeFilePath,
+  type Policy,
+  type PolicyDeps,
+} from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import type { ToldFailure } from "../core/recurring-failure.js";
 import { createApp } from "../http/app.js";
@@ -318,6 +324,10 @@ async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { pro
   try {
     const deps: PolicyDeps = { env: envReader, sha256: webCryptoSha256 };
     const loaded = await withPatternEngines(() => loadPolicy(text, deps));
+    if (!loaded.ok && looksLikeFilePath(text))
+      return {
+        problem: `HOOKGATE_POLICY holds what looks like a file's path, but takes the policy's JSON itself (${PUT_POLICY})`,
+      };
     if (!loaded.ok)
       return {
         problem: `HOOKGATE_POLICY is invalid: ${describeProblems(loaded.error)}`,

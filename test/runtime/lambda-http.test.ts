@@ -941,6 +941,20 @@ describe("the Lambda HTTP handler with a configuration that does not load", () =
     expect(body.systemMessage).toMatch(/HOOKGATE_POLICY: \$: is not valid JSON/);
   });
 
+  // The variable takes the JSON itself; "Unexpected token '/'" did not say so.
+  it.each(["/var/task/policy.json", "./policy.json", "policy.json", "C:\\hookgate\\policy.json"])(
+    "says HOOKGATE_POLICY takes the policy's JSON, not a path, when it holds %s",
+    async (path) => {
+      const handler = createHttpHandler({ env: { HOOKGATE_POLICY: path }, logger: captureLogs().logger });
+      const body = JSON.parse((await handler(FUNCTION_URL, context())).body);
+      expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
+      expect(body.systemMessage).toContain(
+        "HOOKGATE_POLICY holds what looks like a file's path, but takes the policy's JSON itself",
+      );
+      expect(body.systemMessage).toContain("HOOKGATE_POLICY_FILE");
+    },
+  );
+
   it("says where a policy stops being JSON without quoting it: every caller sees the message", async () => {
     const secret = "sk-ant-api03-unquoted0123456789";
     const broken = `{"version": 1,\n "models": {"m": {"apiKey": ${secret}}}}`;

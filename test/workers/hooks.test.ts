@@ -124,6 +124,12 @@ describe("a policy that does not load", () => {
   it.each([
     ["invalid JSON", "{ not json", "HOOKGATE_POLICY is invalid"],
     ["a schema error", JSON.stringify({ version: 2, rules: [] }), "HOOKGATE_POLICY is invalid"],
+    // The secret takes the JSON itself; "Unexpected token '.'" did not say so.
+    [
+      "a file's path",
+      "./policy.json",
+      "HOOKGATE_POLICY holds what looks like a file's path, but takes the policy's JSON itself (jq -c . policy.json | wrangler secret put HOOKGATE_POLICY)",
+    ],
     ["no policy at all", undefined, "HOOKGATE_POLICY is not set"],
     // The first 20 of 500 problems quoted, the rest counted: each answer quoted them all.
     [
