@@ -476,6 +476,23 @@ function explained(
       message: `${issueMessage(issue)}${meant.length > 0 ? ` (did you mean ${meant.join(", ")}?)` : ""}: a where condition is a literal or an object with one of ${WHERE_OPERATORS.join(", ")}${nested}`,
     };
   }
+  // A token's `env` written as every other field reads a variable (`"env:NAME"`). The name is
+  // written out only in capitals, as variables are named: a token pasted there is not quoted.
+  if (
+    issue.code === "invalid_format" &&
+    path[0] === "auth" &&
+    path[3] === "env" &&
+    typeof at === "string" &&
+    at.startsWith("env:") &&
+    ENV_NAME.test(at.slice(4))
+  ) {
+    const name = at.slice(4);
+    const write = /^[A-Z_][A-Z0-9_]*$/.test(name) ? `: write "${name}"` : "";
+    return {
+      path,
+      message: `${issueMessage(issue)}; a token's env names the variable itself, without "env:"${write}`,
+    };
+  }
   if (issue.code !== "invalid_union") return { path, message: issueMessage(issue) };
   // A discriminator no form has (a sink's `type`): the values it takes.
   const options = "options" in issue ? issue.options : undefined;

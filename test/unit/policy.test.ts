@@ -349,6 +349,26 @@ describe("loadPolicy", () => {
     );
   });
 
+  it('says which name to write for a token env written "env:NAME", as every other env value is', async () => {
+    // A token's `env` names the variable itself; the prefix the other fields take is no part of it.
+    // What is no name in capitals may be a token pasted there, and is not quoted.
+    const problems = await problemsOf({
+      version: 1,
+      rules: [],
+      auth: {
+        tokens: [
+          { team: "t", env: "env:HOOKGATE_TOKEN_T" },
+          { team: "u", env: "env:ghp_pasted0Token1Value" },
+        ],
+      },
+    });
+    const rule = "must be an environment variable's name: letters, digits and _, not starting with a digit";
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      `$.auth.tokens[0].env: ${rule}; a token's env names the variable itself, without "env:": write "HOOKGATE_TOKEN_T"`,
+      `$.auth.tokens[1].env: ${rule}; a token's env names the variable itself, without "env:"`,
+    ]);
+  });
+
   it("warns, without failing, about each sink value read from a variable that is unset", async () => {
     const document = {
       version: 1,
