@@ -49,7 +49,7 @@ import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
 import { ownOnError, ruleOnError } from "./rule-failure.js";
-import { HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
+import { ENV_NAME, HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
 import { compileWhere, compileWhereGlob, deepEqual } from "./where.js";
 
@@ -109,6 +109,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
   }
   lintInlineSecrets(policy, warn);
   lintForwardHeaderVariables(policy, warn, env);
+  lintEnvTakenAsWritten(policy, warn);
   lintEgressTargets(policy, warn, env);
   lintMetadataOpened(policy, warn);
   const notified = new Set(policy.rules.flatMap((rule) => rule.notify));
@@ -1384,6 +1385,43 @@ function lintInlineSecrets(policy: Policy, warn: (path: string, message: string)
       }
     }
   }
+}
+
+/**
+ * A value `"env:NAME"` where hookgate reads none: POLICY.md's Secrets reads "a value env:NAME" at
+ * load, and hookgate reads one only where a secret or a URL stands (secret-ref.ts
+ * SINK_ENV_FIELDS, a model's apiKey and url, a forward's url). Elsewhere it is the text itself: a
+ * `where` compared with it never holds, a reason or an event type is sent so. A forward header's
+ * is named by lintForwardHeaderVariables, one in an allowlist of names by the policy's load, one
+ * in the rest of `egress` refused there, and a description is never read at all.
+ */
+function lintEnvTakenAsWritten(policy: Policy, warn: (path: string, message: string) => void): void {
+  const { document } = policy;
+  // Read from the environment, or said of elsewhere.
+  const readOrTold = (path: readonly PropertyKey[]): boolean => {
+    const [section, name, field] = path;
+    if (section === "models") return field === "apiKey" || field === "url";
+    if (section === "sinks") {
+      const sink = document.sinks?.[String(name)];
+      return sink !== undefined && SINK_ENV_FIELDS[sink.type].includes(String(field));
+    }
+    if (section === "egress") return true;
+    return section === "rules" && field === "forward";
+  };
+  const walk = (value: unknown, path: PropertyKey[]): void => {
+    if (typeof value === "string") {
+      if (value.startsWith("env:") && ENV_NAME.test(value.slice(4)) && !readOrTold(path))
+        warn(
+          jsonPath(path),
+          `is taken as written, not read from the environment: hookgate reads an "env:NAME" value only in a sink's url, secret and token, a model's apiKey and url, and a forward's url`,
+        );
+    } else if (Array.isArray(value)) {
+      for (const [i, item] of value.entries()) walk(item, [...path, i]);
+    } else if (typeof value === "object" && value !== null)
+      for (const [key, item] of Object.entries(value))
+        if (!(path.length === 2 && path[0] === "rules" && key === "description")) walk(item, [...path, key]);
+  };
+  walk(document, []);
 }
 
 /**

@@ -1194,6 +1194,56 @@ describe("lintPolicy: forward headers whose variables are always sent empty", ()
   });
 });
 
+describe('lintPolicy: an "env:NAME" where none is read', () => {
+  it("names each value taken as written, and none a sink, model or forward url reads", async () => {
+    // POLICY.md's Secrets reads "a value env:NAME" at load; hookgate reads one in the fields that
+    // hold secrets and URLs only. Elsewhere it is the text itself: `"cwd": "env:PROJECT_DIR"`
+    // compared the event's cwd with that text, so the deny rule never applied, without a word.
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [
+        {
+          id: "a",
+          on: "PreToolUse",
+          matcher: "Bash",
+          description: "env:NOT_READ",
+          where: { cwd: "env:PROJECT_DIR", "tool_input.command": { startsWith: "env:PREFIX" } },
+          decide: "deny",
+          reason: "env:DENY_REASON",
+          notify: ["gh", "chat"],
+        },
+        // Its allowlist of names is judged by the policy's load, which says what to write.
+        { id: "b", on: "PreToolUse", forward: { url: "env:TEAM_SERVER", allowedEnvVars: ["env:TOKEN"] } },
+        { id: "c", on: "PreToolUse", prompt: { text: "Is it safe? $ARGUMENTS", model: "m" } },
+      ],
+      sinks: {
+        gh: { type: "github-dispatch", repo: "acme/app", eventType: "env:GH_EVENT", token: "env:GH_TOKEN" },
+        chat: { type: "slack", url: "env:SLACK_URL", link: "env:SLACK_LINK" },
+        hook: { type: "webhook", url: "env:HOOK_URL", secret: "env:HOOK_SECRET" },
+      },
+      models: {
+        m: { provider: "anthropic", model: "env:JUDGE_MODEL", apiKey: "env:K", url: "env:JUDGE_URL" },
+      },
+      egress: { httpHookAllowedEnvVars: ["env:TOKEN"] },
+    });
+    const why =
+      "is taken as written, not read from the environment: hookgate reads an \"env:NAME\" value only in a sink's url, secret and token, a model's apiKey and url, and a forward's url";
+    expect(
+      lintPolicy(policy)
+        .filter((w) => w.message.includes("not read from the environment"))
+        .map((w) => `${w.path}: ${w.message}`),
+    ).toEqual([
+      `$.rules[0].where.cwd: ${why}`,
+      `$.rules[0].where["tool_input.command"].startsWith: ${why}`,
+      `$.rules[0].reason: ${why}`,
+      `$.sinks.gh.eventType: ${why}`,
+      `$.sinks.chat.link: ${why}`,
+      `$.models.m.model: ${why}`,
+    ]);
+  });
+});
+
 describe("lintPolicy: sinks", () => {
   it("says which sink no rule notifies", async () => {
     const policy = await policyFrom({
