@@ -21,7 +21,12 @@ export function jsonProblem(e: unknown, text: string): string {
   if (positioned) return placed(positioned[1] ?? message, text, Number(positioned[2]));
   const quoted = /^(.*?), (\.\.\.)?"(.*)"(\.\.\.)? is not valid JSON$/s.exec(message);
   if (!quoted) return message;
-  const [, what = message, cutBefore, excerpt = "", cutAfter] = quoted;
+  const [, quotedWhat = message, cutBefore, excerpt = "", cutAfter] = quoted;
+  // V8 quotes the token, which for a no-break or zero-width space reads as `' '` or `''`.
+  const what = quotedWhat.replace(/^Unexpected token '(.)'$/su, (token, c: string) => {
+    const hidden = unseen(c);
+    return hidden === undefined ? token : `Unexpected character ${hidden}`;
+  });
   if (!cutBefore && !cutAfter) return what;
   const at = excerptAt(text, excerpt);
   if (at < 0) return what;
@@ -34,11 +39,23 @@ export function jsonProblem(e: unknown, text: string): string {
  */
 function placed(what: string, text: string, offset: number): string {
   const at = `${what} ${lineAndColumn(text, offset)}`;
+  const hidden = unseen(text[offset]);
+  if (hidden !== undefined)
+    return `${at}: ${hidden} is there, which looks like a space or like nothing but is no JSON whitespace; type a space or delete it`;
   if (text.startsWith("//", offset) || text.startsWith("/*", offset))
     return `${at}: JSON has no comments; delete it`;
   if ((text[offset] === "}" || text[offset] === "]") && text.slice(0, offset).trimEnd().endsWith(","))
     return `${at}: JSON takes no comma before } or ]; delete it`;
   return at;
+}
+
+/**
+ * A character that looks like a space or like nothing and is no JSON whitespace (a no-break or a
+ * zero-width space, pasted from a web page or a chat), as `U+00A0`; undefined for any other.
+ */
+function unseen(c: string | undefined): string | undefined {
+  if (c === undefined || /[ \t\n\r]/.test(c) || !/[\p{Z}\p{Cf}\p{Cc}]/u.test(c)) return undefined;
+  return `U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}`;
 }
 
 /** `at line L, column C` of a character offset, both counted from 1. */

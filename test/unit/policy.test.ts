@@ -78,6 +78,28 @@ describe("loadPolicy", () => {
     }
   });
 
+  it("names a character that looks like a space or like nothing, which JSON does not take as whitespace", async () => {
+    // JSON pasted from a web page or a chat brings no-break and zero-width spaces. Before, V8's
+    // words alone: "Expected double-quoted property name at line 2, column 1" before what reads
+    // as a space, or "Unexpected token ' '" quoting it.
+    const hint =
+      "which looks like a space or like nothing but is no JSON whitespace; type a space or delete it";
+    const cases: [string, string][] = [
+      [
+        '{"version": 1,\n\u00a0"rules": []}',
+        `Expected double-quoted property name at line 2, column 1: U+00A0 is there, ${hint}`,
+      ],
+      [
+        `{"version": 1,\n "rules": [${" ".repeat(20)}\u200b]}`,
+        `Unexpected character U+200B at line 2, column 32: U+200B is there, ${hint}`,
+      ],
+      ['{"version":\u200b1}', "Unexpected character U+200B"],
+    ];
+    for (const [text, expected] of cases) {
+      expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
+    }
+  });
+
   it("drops a byte-order mark, as the file reader does, so HOOKGATE_POLICY loads as the same file does for serve", async () => {
     // Before, Lambda and the Worker refused a policy put from a file saved with a BOM, which
     // serve and check loaded.
