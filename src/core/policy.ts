@@ -353,6 +353,15 @@ export function parseJsonFile(text: string): Result<unknown, PolicyIssue[]> {
   }
 }
 
+/** A text's JSON value, or undefined when it is no JSON. */
+function parsedOrNot(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Deeper than any policy or cases file needs; the checks that walk it recurse. */
 export const MAX_JSON_DEPTH = 64;
 
@@ -449,6 +458,19 @@ function explained(
       message: `must be a string, not a list: write ${JSON.stringify(matcher)}${at.length > 1 ? ", which matches any of them" : ""}`,
     };
   }
+  // A policy encoded twice (jq -R, a template's jsonencode of the file's text) is a string
+  // holding its JSON; said so, never quoted, since the policy may hold a secret.
+  if (
+    issue.code === "invalid_type" &&
+    path.length === 0 &&
+    typeof at === "string" &&
+    isRecord(parsedOrNot(at))
+  )
+    return {
+      path,
+      message:
+        "must be an object, not a string: this is the policy's JSON encoded twice, as a string; give the JSON itself (jq -r . decodes it once)",
+    };
   if (issue.code === "invalid_type" && issue.message === "Invalid input")
     return { path, message: wrongType(issue.expected, at, mayHoldSecret(path)) };
   if (issue.code === "unrecognized_keys" && whereOperatorAt(path)) {

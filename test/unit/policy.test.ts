@@ -100,6 +100,18 @@ describe("loadPolicy", () => {
     }
   });
 
+  it("says when the policy is JSON encoded twice: a string that holds the policy's JSON", async () => {
+    // A second encoding (jq -R, a template's jsonencode of the file's text) put in HOOKGATE_POLICY
+    // was "must be an object, not a string", which did not say the JSON was inside.
+    const text = JSON.stringify(JSON.stringify({ version: 1, rules: [] }));
+    expect((await problemsOf(text)).map((p) => `${p.path}: ${p.message}`)).toEqual([
+      "$: must be an object, not a string: this is the policy's JSON encoded twice, as a string; give the JSON itself (jq -r . decodes it once)",
+    ]);
+    expect((await problemsOf('"a policy"')).map((p) => `${p.path}: ${p.message}`)).toEqual([
+      '$: must be an object, not "a policy"',
+    ]);
+  });
+
   it("drops a byte-order mark, as the file reader does, so HOOKGATE_POLICY loads as the same file does for serve", async () => {
     // Before, Lambda and the Worker refused a policy put from a file saved with a BOM, which
     // serve and check loaded.
