@@ -93,6 +93,21 @@ export interface Notifier {
 }
 
 const PERMISSION_PROMPTS = new Set(["permission_prompt", "permission"]);
+/** How Claude Code's permission_prompt message names its tool (fixtures/claude-code, Notification). */
+const PERMISSION_MESSAGE = "Claude needs your permission to use ";
+
+/**
+ * The tool a permission prompt's message names, if it names one. An agent's calls made in
+ * parallel (subagents of one session, reads run at once) reach the gateway while the prompt waits,
+ * so the session's last tool call is often another tool than the prompt's.
+ */
+function toolNamedBy(event: HookEvent): string | undefined {
+  const message = event.payload.message;
+  if (typeof message !== "string" || !message.startsWith(PERMISSION_MESSAGE)) return undefined;
+  const name = message.slice(PERMISSION_MESSAGE.length);
+  return name === "" ? undefined : capString(name, NAME_MAX);
+}
+
 /**
  * The longest tool name, tool id or status a notification carries: they come from the agent, and
  * a job must fit its queue's message (Cloudflare's 128 KB) with room for the event, which alone
@@ -110,12 +125,13 @@ export const MAX_ID_BYTES = 400;
 /**
  * The key a session or tool id is remembered under: the team's name with it, so that one team's
  * events never read nor write what another team's remembered, even with the other's session id
- * in hand (ids come from the agent, and two teams may share one gateway). Undefined when there is
- * no id or the key would pass `MAX_ID_BYTES`.
+ * in hand (ids come from the agent, and two teams may share one gateway); with a tool's name, the
+ * key of that session's last call of that tool. Undefined when there is no id or the key would pass
+ * `MAX_ID_BYTES`.
  */
-function teamKey(team: string, id: unknown): string | undefined {
+function teamKey(team: string, id: unknown, toolName?: string): string | undefined {
   if (typeof id !== "string" || id === "") return undefined;
-  const key = JSON.stringify([team, id]);
+  const key = JSON.stringify(toolName === undefined ? [team, id] : [team, id, toolName]);
   return key.length <= MAX_ID_BYTES && utf8Length(key) <= MAX_ID_BYTES ? key : undefined;
 }
 
@@ -164,14 +180,18 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     const now = deps.clock.now();
     const sessionKey = teamKey(input.team, event.sessionId);
     if (sessions && input.remember && event.name === "PreToolUse" && sessionKey && event.toolName) {
-      const { toolName } = event;
-      await enrich("rememberTool", input.deadline, () =>
-        sessions.rememberTool(
-          sessionKey,
-          { toolName: capString(toolName, NAME_MAX), summary: summarize(event, input.secrets) },
-          now,
-        ),
-      );
+      const tool = {
+        toolName: capString(event.toolName, NAME_MAX),
+        summary: summarize(event, input.secrets),
+      };
+      // Under the session, and under the session and the tool's name, for a prompt naming it.
+      const byName = teamKey(input.team, event.sessionId, tool.toolName);
+      await enrich("rememberTool", input.deadline, async () => {
+        await Promise.all([
+          sessions.rememberTool(sessionKey, tool, now),
+          byName === undefined ? undefined : sessions.rememberTool(byName, tool, now),
+        ]);
+      });
     }
     // Only deepagents' legacy halves are paired (correlate): for any other event the call, its
     // deadline's timer and the race against it, cost a notify rule's event about 2 µs for nothing.
@@ -194,7 +214,17 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       PERMISSION_PROMPTS.has(type) &&
       sessionKey
     ) {
-      related = await enrich("lastTool", input.deadline, () => sessions.lastTool(sessionKey, now));
+      const named = toolNamedBy(event);
+      const byName = named === undefined ? undefined : teamKey(input.team, event.sessionId, named);
+      // A name the prompt gives that no tool call was remembered by (a tool's display name, a
+      // key over the bound) leaves the session's last tool call, as a message naming none does.
+      related = await enrich(
+        "lastTool",
+        input.deadline,
+        async () =>
+          (byName === undefined ? undefined : await sessions.lastTool(byName, now)) ??
+          sessions.lastTool(sessionKey, now),
+      );
     }
     const jobs = new Map<string, DeliveryJob>();
     const id = `evt_${input.decisionId}`;

@@ -121,6 +121,31 @@ describe("createNotifier", () => {
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "git push --force" });
   });
 
+  it("names the tool a permission prompt names, not a tool call the session made after it", async () => {
+    // Parallel calls (a subagent's, or reads Claude runs at once) reach the gateway while the
+    // prompt waits: the prompt for Bash was told as one for the Read that came next.
+    const { send, jobs } = setup();
+    const pre = { session_id: "s1", transcript_path: "/t", cwd: "/p", hook_event_name: "PreToolUse" };
+    await send({ ...pre, tool_name: "Bash", tool_input: { command: "git push --force" } }, { notify: [] });
+    await send({ ...pre, tool_name: "Read", tool_input: { file_path: "README.md" } }, { notify: [] });
+    const prompt = {
+      session_id: "s1",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      notification_type: "permission_prompt",
+    };
+    await send({ ...prompt, message: "Claude needs your permission to use Bash" });
+    // A message that names no tool remembered, or none at all, gets the session's last one.
+    await send({ ...prompt, message: "Claude needs your permission to use Update" });
+    await send({ ...prompt, message: "m" });
+    expect((await jobs()).map((j) => j.notification.relatedTool)).toEqual([
+      { toolName: "Bash", summary: "git push --force" },
+      { toolName: "Read", summary: "README.md" },
+      { toolName: "Read", summary: "README.md" },
+    ]);
+  });
+
   it("cuts the remembered tool call at 300 characters without splitting a character in two", async () => {
     const { send, jobs } = setup();
     const base = { session_id: "s2", transcript_path: "/t", cwd: "/p" };
