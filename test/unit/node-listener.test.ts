@@ -693,7 +693,11 @@ describe("hookListener with serve's parserRefusals, and a body refused after its
       await vi.waitFor(() => expect(received).toContain("HTTP/1.1 404 "), WAIT);
       socket.write("zz\r\n"); // no chunk size
       await vi.waitFor(() => expect(ended, "the server closed the connection").toBe(true), WAIT);
-      expect(received.match(/HTTP\/1\.1 \d{3}/g)).toEqual(["HTTP/1.1 404"]);
+      // The 404 first. Where the chunk came before its drain began (a busy host), the refusal is
+      // Node's own, a 400 after it, then the close: either way nothing more is read on it.
+      const statuses = received.match(/HTTP\/1\.1 \d{3}/g) ?? [];
+      expect(statuses[0]).toBe("HTTP/1.1 404");
+      expect(statuses.slice(1).every((status) => status === "HTTP/1.1 400")).toBe(true);
     } finally {
       socket.destroy();
       server.close();
