@@ -24,7 +24,7 @@ import { invalidHeaderValues } from "../core/forward.js";
 import { scrubSecrets } from "../core/mask.js";
 import type { PolicyDocument } from "../core/policy-schema.js";
 import type { Clock, Egress, EnvReader, HmacSha256, UnsetReason } from "../core/ports.js";
-import { resolveSecret, SINK_ENV_FIELDS } from "../core/secret-ref.js";
+import { resolveSecret, SINK_ENV_FIELDS, variableShown } from "../core/secret-ref.js";
 import { awaitedInBody, buildSinkRequest, classifySinkResponse, type ResolvedSink } from "../core/sinks.js";
 
 export type { DeliveryOutcome };
@@ -300,7 +300,8 @@ function resolveSink(
     const value = resolved[field];
     if (typeof value !== "string") continue;
     const read = resolveSecret(value, env);
-    if (read === undefined) return `${field} reads ${value.slice(4)}, which ${unset(value.slice(4))}`;
+    if (read === undefined)
+      return `${field} reads ${variableShown(value.slice(4))}, which ${unset(value.slice(4))}`;
     resolved[field] = read;
   }
   // The schema's sink with string fields replaced by strings: still the same shape.

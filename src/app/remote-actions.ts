@@ -53,6 +53,7 @@ import type {
   UnsetReason,
 } from "../core/ports.js";
 import { failureEffect, ruleOnError } from "../core/rule-failure.js";
+import { variableShown } from "../core/secret-ref.js";
 import { parseRetryAfter } from "../core/sinks.js";
 
 export interface RemoteAudit {
@@ -628,17 +629,17 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     if (model.unsetUrlVariable !== undefined) {
       return onError(rule, input, {
         code: "JUDGE_NO_URL",
-        message: `model "${model.name}" has no URL (its url reads ${model.unsetUrlVariable}, which ${unset(model.unsetUrlVariable)})`,
+        message: `model "${model.name}" has no URL (its url reads ${variableShown(model.unsetUrlVariable)}, which ${unset(model.unsetUrlVariable)})`,
       });
     }
     // Named, as an unset url's variable is: the reason says what to set.
     const written = input.policy.document.models?.[model.name]?.apiKey;
     const name = written?.startsWith("env:") ? written.slice(4) : undefined;
-    const variable = name === undefined ? "" : ` ${name}`;
+    const variable = name === undefined ? "" : ` ${variableShown(name)}`;
     if (model.apiKey === undefined) {
       return onError(rule, input, {
         code: "JUDGE_NO_API_KEY",
-        message: `model "${model.name}" has no API key (its apiKey reads ${name === undefined ? "a variable, which is not set" : `${name}, which ${unset(name)}`})`,
+        message: `model "${model.name}" has no API key (its apiKey reads ${name === undefined ? "a variable, which is not set" : `${variableShown(name)}, which ${unset(name)}`})`,
       });
     }
     const apiKey = model.apiKey;
@@ -861,7 +862,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     if (action.kind === "forward" && action.unsetUrlVariable !== undefined) {
       return onError(rule, input, {
         code: "FORWARD_NO_URL",
-        message: `the rule has no URL (its url reads ${action.unsetUrlVariable}, which ${unset(action.unsetUrlVariable)})`,
+        message: `the rule has no URL (its url reads ${variableShown(action.unsetUrlVariable)}, which ${unset(action.unsetUrlVariable)})`,
       });
     }
     const { headers, dropped } = interpolateHeaders(

@@ -37,9 +37,11 @@ import {
   ENV_NAME,
   ENV_NAME_RULE,
   HEADER_VAR_NAME,
+  nameToShow,
   readWebhookKey,
   resolveSecret,
   SINK_ENV_FIELDS,
+  UNREPEATED_NAME,
 } from "./secret-ref.js";
 import { compileWhere, type Predicate } from "./where.js";
 
@@ -965,7 +967,7 @@ async function resolveTokens(
       warnings.push({
         severity: "warning",
         path: `$.auth.tokens[${i}].env`,
-        message: `the variable ${token.env} is not set, so team "${token.team}" cannot authenticate with it`,
+        message: `${nameToShow(token.env) === undefined ? UNREPEATED_NAME : `the variable ${token.env}`} is not set, so team "${token.team}" cannot authenticate with it`,
         unsetVariable: token.env,
       });
     }
@@ -1214,7 +1216,7 @@ function compileModels(
       warnings.push({
         severity: "warning",
         path: jsonPath(["models", name, "apiKey"]),
-        message: `${m.apiKey.slice(4)} is not set, so every call to model "${name}" fails and its rules answer with onError`,
+        message: `${nameToShow(m.apiKey.slice(4)) ?? UNREPEATED_NAME} is not set, so every call to model "${name}" fails and its rules answer with onError`,
         unsetVariable: m.apiKey.slice(4),
       });
     }
@@ -1225,7 +1227,7 @@ function compileModels(
       warnings.push({
         severity: "warning",
         path: jsonPath(["models", name, "url"]),
-        message: `${unsetUrlVariable} is not set, so every call to model "${name}" fails and its rules answer with onError`,
+        message: `${nameToShow(unsetUrlVariable) ?? UNREPEATED_NAME} is not set, so every call to model "${name}" fails and its rules answer with onError`,
         unsetVariable: unsetUrlVariable,
       });
     }
@@ -1265,7 +1267,7 @@ function resolveForwardUrls(
     warnings.push({
       severity: "warning",
       path: `${rule.path}.forward.url`,
-      message: `${variable} is not set, so every call of rule "${rule.id}" fails and it answers with its onError`,
+      message: `${nameToShow(variable) ?? UNREPEATED_NAME} is not set, so every call of rule "${rule.id}" fails and it answers with its onError`,
       unsetVariable: variable,
     });
     return { ...rule, action: { ...action, unsetUrlVariable: variable } };
@@ -1287,7 +1289,7 @@ function warnAboutSinkValues(document: PolicyDocument, env: EnvReader, warnings:
       const path = jsonPath(["sinks", name, field]);
       const resolved = resolveSecret(value, env);
       if (resolved === undefined) {
-        const message = `${value.slice(4)} is not set, so ${fails} until it is`;
+        const message = `${nameToShow(value.slice(4)) ?? UNREPEATED_NAME} is not set, so ${fails} until it is`;
         warnings.push({ severity: "warning", path, message, unsetVariable: value.slice(4) });
         continue;
       }

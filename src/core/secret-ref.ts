@@ -29,6 +29,27 @@ export const ENV_NAME_RULE =
  */
 export const HEADER_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
 
+/**
+ * How a message names the variable a token's `env` or an `"env:NAME"` value gives, or undefined
+ * when it should not: a name no shell can export (`env:sk-ant-…`), or one that reads as a secret
+ * rather than a name (letters of both cases with digits, or 20 characters or more without an `_`),
+ * may be the secret itself, pasted where its variable's name belongs, and a policy's warnings reach
+ * logs. Such a name is said as UNREPEATED_NAME; the warning's path says where it is.
+ */
+export function nameToShow(name: string): string | undefined {
+  if (!ENV_NAME.test(name)) return undefined;
+  const mixed = /[a-z]/.test(name) && /[A-Z]/.test(name) && /[0-9]/.test(name);
+  return mixed || (name.length >= 20 && !name.includes("_")) ? undefined : name;
+}
+
+export const UNREPEATED_NAME =
+  "the variable named here (not repeated: it reads like a secret, pasted where a variable's name belongs)";
+
+/** A variable's name in a message said when a call or delivery fails, away from the policy's path. */
+export function variableShown(name: string): string {
+  return nameToShow(name) ?? "a variable whose name reads like a secret (not repeated; see hookgate check)";
+}
+
 /** `"env:NAME"` is read from the environment (secret bindings on Workers); anything else is the value. */
 export function resolveSecret(value: string, env: EnvReader): string | undefined {
   if (!value.startsWith("env:")) return value;

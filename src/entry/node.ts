@@ -53,7 +53,7 @@ import { scrubbingWith } from "../core/mask.js";
 import { type LoadedPolicy, listedProblems, type Policy, type PolicyIssue } from "../core/policy.js";
 import type { Logger } from "../core/ports.js";
 import { err, type Result } from "../core/result.js";
-import { envReaderOf } from "../core/secret-ref.js";
+import { envReaderOf, nameToShow } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
 import {
   bodyDeadline,
@@ -140,7 +140,7 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
           // a systemd EnvironmentFile say: a reload does not see it, whatever the operator sees.
           ...(reload && w.unsetVariable !== undefined
             ? {
-                fix: `serve reads its environment only when it starts, so a reload cannot see ${w.unsetVariable}: set it in serve's environment and restart serve`,
+                fix: `serve reads its environment only when it starts, so a reload cannot see ${nameToShow(w.unsetVariable) ?? "the variable"}: set it in serve's environment and restart serve`,
               }
             : {}),
         });

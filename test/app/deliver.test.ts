@@ -344,6 +344,37 @@ describe("deliver", () => {
     expect(waits).toEqual([800]);
   });
 
+  it("dead-letters a sink whose variable is unset, naming it unless the name reads like a pasted secret", async () => {
+    const pasted = "hooksslackcomservicesT000B000XXXX";
+    const policy = await policyFrom({
+      version: 1,
+      rules: [],
+      sinks: {
+        named: { type: "slack", url: "env:CHAT_URL" },
+        pasted: { type: "slack", url: `env:${pasted}` },
+      },
+    });
+    const deliverer = createDeliverer({
+      policy: () => policy,
+      egress: async () => ({ ok: true, value: { status: 200, headers: {}, body: "ok" } }),
+      env: () => undefined,
+      clock: { now: () => 1_000_000_000, monotonic: () => 5_000 },
+      random: () => 0.5,
+    });
+    expect(await deliverer.deliver(job("named"), 1)).toMatchObject({
+      kind: "dead",
+      reason: expect.stringContaining("url reads CHAT_URL, which is not set"),
+    });
+    const dead = await deliverer.deliver(job("pasted"), 1);
+    expect(dead).toMatchObject({
+      kind: "dead",
+      reason: expect.stringContaining(
+        "url reads a variable whose name reads like a secret (not repeated; see hookgate check), which is not set",
+      ),
+    });
+    expect(JSON.stringify(dead)).not.toContain(pasted);
+  });
+
   it("asks mayStart after the pacing wait, with its timeout, and sends nothing when it answers no", async () => {
     // A Lambda invocation near its timeout must not start a sink call it cannot wait
     // for; the second chat job to a webhook waits its send slot first, so the time is read then.

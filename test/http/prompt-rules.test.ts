@@ -546,6 +546,27 @@ describe("prompt rules: failures answer with onError", () => {
       ),
     });
   });
+
+  it("does not tell the agent a key pasted where its variable's name belongs", async () => {
+    const pasted = "hgAbC9xYz0123456789Qwerty";
+    const app = await testApp(
+      await authPolicy(
+        [{ id: "judge", on: "PreToolUse", prompt: { text: "t", model: "m", onError: "ask" } }],
+        {
+          egress: egress(),
+          models: {
+            m: { provider: "anthropic", model: "x", apiKey: `env:${pasted}`, url: model.anthropicUrl },
+          },
+        },
+      ),
+    );
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/a")));
+    expect(body.hookSpecificOutput.permissionDecision).toBe("ask");
+    expect(body.hookSpecificOutput.permissionDecisionReason).toContain(
+      '(JUDGE_NO_API_KEY: model "m" has no API key (its apiKey reads a variable whose name reads like a secret (not repeated; see hookgate check), which is not set))',
+    );
+    expect(JSON.stringify(body)).not.toContain(pasted);
+  });
 });
 
 describe("prompt rules: a refusal", () => {

@@ -432,6 +432,39 @@ describe("loadPolicy", () => {
     expect(all.warnings).toEqual([]);
   });
 
+  it("does not repeat, in an unset variable's warning, a name that reads like a pasted secret", async () => {
+    // Policy warnings reach serve's log and `hookgate check`'s output: a token or key written where
+    // its variable's name belongs must not be printed there.
+    const pasted = ["hgAbC9xYz0123456789Qwerty", "sk-ant-api03-abcDEF123", "deadbeefdeadbeefdeadbeef00"];
+    const { warnings } = await loaded({
+      version: 1,
+      rules: [],
+      auth: {
+        tokens: [
+          { team: "t", env: pasted[0] },
+          { team: "u", env: "HOOKGATE_TOKEN_U" },
+        ],
+      },
+      models: {
+        m: { provider: "anthropic", model: "x", apiKey: `env:${pasted[1]}`, url: `env:${pasted[2]}` },
+      },
+      sinks: { chat: { type: "slack", url: `env:${pasted[0]}` } },
+    });
+    const messages = warnings.map((w) => `${w.path}: ${w.message}`);
+    for (const secret of pasted) expect(messages.join("\n")).not.toContain(secret);
+    const unrepeated =
+      "the variable named here (not repeated: it reads like a secret, pasted where a variable's name belongs) is not set";
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        `$.auth.tokens[0].env: ${unrepeated}, so team "t" cannot authenticate with it`,
+        '$.auth.tokens[1].env: the variable HOOKGATE_TOKEN_U is not set, so team "u" cannot authenticate with it',
+        `$.models.m.apiKey: ${unrepeated}, so every call to model "m" fails and its rules answer with onError`,
+        `$.models.m.url: ${unrepeated}, so every call to model "m" fails and its rules answer with onError`,
+        `$.sinks.chat.url: ${unrepeated}, so every delivery to sink "chat" fails into the dead-letter queue until it is`,
+      ]),
+    );
+  });
+
   it("warns that a Discord URL given with /slack, inline or from a variable, is posted to without it", async () => {
     const document = {
       version: 1,
