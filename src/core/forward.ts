@@ -288,8 +288,10 @@ export function parseForwardResponse(
   // The reason of the decision that won: a `decision: "block"` that outranks the answer's own ask
   // or allow is given with its `reason`, as Claude Code gives its blocking error, never with the
   // reason the ask or allow gave ("please confirm" on a deny).
+  // An empty reason says nothing: Claude Code tells the agent `permissionDecisionReason || reason
+  // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`.
   const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
-  const said = ownWon ? (own.reason ?? topReason) : topReason;
+  const said = (ownWon ? own.reason || topReason : topReason) || undefined;
   const reason = unappliable
     ? `the downstream hook (rule ${quote(ruleId)}) allowed the call with an updatedInput that is not an object: a rewrite that cannot be applied`
     : decision

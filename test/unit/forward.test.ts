@@ -469,6 +469,32 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
       { decision: "deny", reason: "outer" },
     ],
     [
+      "reason when permissionDecisionReason is empty, as Claude Code's || reads it",
+      "PreToolUse",
+      json({
+        reason: "outer",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "",
+        },
+      }),
+      { decision: "deny", reason: "outer" },
+    ],
+    [
+      "an empty reason is none",
+      "PreToolUse",
+      json({
+        reason: "",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "",
+        },
+      }),
+      { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
+    ],
+    [
       "block outranks permissionDecision allow",
       "PreToolUse",
       json({
