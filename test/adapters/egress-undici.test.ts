@@ -282,6 +282,15 @@ describe("refusals", () => {
     expect(await reasonOf("http://255.255.255.255/")).toMatch(
       new RegExp(`; it is a broadcast address: ${noTcp}$`),
     );
+    // IPv4-mapped, each is dialed as the IPv4 address it carries: no allowCidrs entry opens it either.
+    expect(await reasonOf("http://[::ffff:224.0.0.251]/")).toMatch(
+      new RegExp(
+        `^::ffff:e000:fb is IPv4-mapped 224\\.0\\.0\\.251, .*; it is a multicast address: ${noTcp}$`,
+      ),
+    );
+    expect(await reasonOf("http://[::ffff:255.255.255.255]/")).toMatch(
+      new RegExp(`; it is a broadcast address: ${noTcp}$`),
+    );
     expect(await reasonOf("http://group.test/")).toMatch(
       new RegExp(`^group\\.test resolves to ff02::1: .*; it is a multicast address: ${noTcp}$`),
     );

@@ -63,8 +63,10 @@ const NO_TCP =
 /** Why no setting opens `address`, where none does. */
 function unreachableWhy(address: string): string | undefined {
   const ip = ipaddr.parse(address);
-  const range = ip.range();
-  if (ip.kind() === "ipv6" && range === "linkLocal") return LINK_LOCAL_UNREACHABLE;
+  if (ip.kind() === "ipv6" && ip.range() === "linkLocal") return LINK_LOCAL_UNREACHABLE;
+  // An IPv4-mapped address is dialed as the IPv4 address it carries (::ffff:224.0.0.251 is
+  // 224.0.0.251 on the wire), so it is as unreachable as that one.
+  const range = ipaddr.process(address).range();
   if (range === "multicast" || range === "broadcast") return `it is a ${range} address: ${NO_TCP}`;
   return undefined;
 }
