@@ -397,11 +397,14 @@ function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: strin
 
 /**
  * Matcher values deepcode spells its own way for what Claude Code names (clients.md §5.3): the
- * event, its field, Claude Code's value and deepcode's.
+ * event, its field, Claude Code's value and deepcode's. deepcode sends InstructionsLoaded for the
+ * memory files it reads as a session starts with `load_reason: "startup"` (its src/headless.ts and
+ * src/tui/useChat.ts), where Claude Code says `session_start`.
  */
 const DEEPCODE_VALUES: readonly (readonly [string, string, string, string])[] = [
   ["Notification", "notification_type", "permission_prompt", "permission"],
   ["SessionEnd", "reason", "prompt_input_exit", "exit"],
+  ["InstructionsLoaded", "load_reason", "session_start", "startup"],
 ];
 
 /** A matcher that takes Claude Code's value and not deepcode's, which never matches deepcode's event. */

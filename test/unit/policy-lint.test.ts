@@ -616,6 +616,19 @@ describe("lintPolicy: a matcher value deepcode spells its own way", () => {
       '$.rules[2].matcher: matches Claude Code\'s "prompt_input_exit" but not deepcode\'s "exit", its reason for the same thing: write "prompt_input_exit|exit"',
     ]);
   });
+
+  it("says deepcode loads its memory files at startup with load_reason startup", async () => {
+    // deepcode's InstructionsLoaded for DEEPCODE.md and the like: `load_reason: "startup"` (its
+    // src/headless.ts and src/tui/useChat.ts), Claude Code's `session_start`.
+    const warnings = await warningsFor([
+      { id: "loaded", on: "InstructionsLoaded", matcher: "session_start", context: "x" },
+      { id: "both", on: "InstructionsLoaded", matcher: "session_start|startup", context: "x" },
+      { id: "nested", on: "InstructionsLoaded", matcher: "nested_traversal", context: "x" },
+    ]);
+    expect(warnings.filter((w) => w.includes("deepcode") && w.includes(".matcher:"))).toEqual([
+      '$.rules[0].matcher: matches Claude Code\'s "session_start" but not deepcode\'s "startup", its load_reason for the same thing: write "session_start|startup"',
+    ]);
+  });
 });
 
 describe("lintPolicy: context deepcode does not read", () => {
