@@ -13,6 +13,7 @@ import { lookup } from "node:dns/promises";
 import { parseArgs } from "node:util";
 import ipaddr from "ipaddr.js";
 import { type GatewayResult, gatewayRequest } from "../adapters/gateway-client/node.js";
+import { clientRefusedRange } from "../core/egress/client-refused.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { notOneOf } from "./arg-errors.js";
@@ -173,31 +174,6 @@ export async function doctorCommand(
   });
   print(checkSample(sample, { command, expect, dialect, hookUrl }));
   return checks.every((c) => c.ok) ? 0 : 1;
-}
-
-/**
- * The addresses Claude Code's and deepcode's http hooks refuse to connect to, found by the lookup
- * they give their connection (clients.md §2.3, deepcode's ssrfGuardedLookup): ipaddr.js's names
- * for 0/8, 10/8, 172.16/12, 192.168/16, 169.254/16, 100.64/10, ::, fc00::/7 and fe80::/10, also
- * IPv4-mapped or in NAT64's 64:ff9b::/96; and the cloud metadata addresses newer Claude Code adds.
- * Loopback is allowed.
- */
-const CLIENT_REFUSED_RANGES: ReadonlySet<string> = new Set([
-  "unspecified",
-  "private",
-  "linkLocal",
-  "carrierGradeNat",
-  "uniqueLocal",
-]);
-const CLIENT_REFUSED_ADDRESSES: ReadonlySet<string> = new Set(["168.63.129.16", "192.0.0.192"]);
-
-export function clientRefusedRange(address: string): string | undefined {
-  if (!ipaddr.isValid(address)) return undefined;
-  let ip = ipaddr.process(address);
-  if (ip.kind() === "ipv6" && ip.range() === "rfc6052") ip = new ipaddr.IPv4(ip.toByteArray().slice(-4));
-  if (CLIENT_REFUSED_ADDRESSES.has(ip.toString())) return "cloud metadata";
-  const range = ip.range();
-  return CLIENT_REFUSED_RANGES.has(range) ? range : undefined;
 }
 
 /**

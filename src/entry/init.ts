@@ -28,6 +28,7 @@ import {
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { isDeepStrictEqual, parseArgs, promisify } from "node:util";
+import { clientRefusedRange } from "../core/egress/client-refused.js";
 import { systemReason } from "../core/errors.js";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
@@ -684,27 +685,13 @@ function checkUrl(options: InitOptions): string[] {
   if (parsed.protocol === "http:" && !loopbackName(host)) {
     notes.push(`${url} is plain http: the token crosses the network in clear text; use https`);
   }
-  if ((client === "claude-code" || client === "deepcode") && isPrivateIpv4(host)) {
+  const refused = client === "claude-code" || client === "deepcode" ? clientRefusedRange(host) : undefined;
+  if (refused !== undefined) {
     notes.push(
-      `${host} is a private address: ${client === "claude-code" ? "Claude Code" : "deepcode"} refuses http hooks to private and link-local addresses (loopback is allowed) unless it goes through a proxy`,
+      `${host} is ${refused === "cloud metadata" ? "a cloud metadata" : "a private"} address: ${client === "claude-code" ? "Claude Code" : "deepcode"} refuses http hooks to private, link-local and cloud metadata addresses (loopback is allowed) unless it goes through a proxy`,
     );
   }
   return notes;
-}
-
-function isPrivateIpv4(host: string): boolean {
-  const m = /^(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}$/.exec(host);
-  if (!m) return false;
-  const a = Number(m[1]);
-  const b = Number(m[2]);
-  return (
-    a === 10 ||
-    a === 0 ||
-    (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168) ||
-    (a === 169 && b === 254) ||
-    (a === 100 && b >= 64 && b <= 127)
-  );
 }
 
 // ---------------------------------------------------------------------------------------------
