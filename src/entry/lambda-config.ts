@@ -210,10 +210,11 @@ export function refuseEvent(logger: Logger, event: unknown, message: string): ne
  * name are compared.
  */
 export function isQueueArnOf(arn: unknown, url: string): boolean {
-  // A hand-made test event may carry none.
-  if (typeof arn !== "string") return false;
-  const [scheme, , service, region, account, name, ...rest] = arn.split(":");
-  if (scheme !== "arn" || service !== "sqs" || !name || rest.length > 0) return false;
+  return isArnOfQueueAt(url)(arn);
+}
+
+/** `isQueueArnOf` for one queue URL, read once, for every record of a batch. */
+export function isArnOfQueueAt(url: string): (arn: unknown) => boolean {
   let host: string;
   let path: string[];
   try {
@@ -221,12 +222,18 @@ export function isQueueArnOf(arn: unknown, url: string): boolean {
     host = parsed.hostname.toLowerCase();
     path = parsed.pathname.split("/").filter(Boolean);
   } catch {
-    return false;
+    return () => false;
   }
   const hostRegion = host.split(".").find((label) => /^[a-z]{2,4}(?:-[a-z]+)+-\d+$/.test(label));
-  return (
-    path.at(-1) === name && path.at(-2) === account && (hostRegion === undefined || hostRegion === region)
-  );
+  return (arn) => {
+    // A hand-made test event may carry none.
+    if (typeof arn !== "string") return false;
+    const [scheme, , service, region, account, name, ...rest] = arn.split(":");
+    if (scheme !== "arn" || service !== "sqs" || !name || rest.length > 0) return false;
+    return (
+      path.at(-1) === name && path.at(-2) === account && (hostRegion === undefined || hostRegion === region)
+    );
+  };
 }
 
 /** How long one try of an SQS call may take to connect, and then to be answered. */

@@ -36,7 +36,7 @@ import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import {
   createLambdaRuntime,
   DLQ_URL_ENV,
-  isQueueArnOf,
+  isArnOfQueueAt,
   type LambdaOptions,
   refuseEvent,
   SQS_ANSWER_TIMEOUT_MS,
@@ -384,7 +384,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       refuseEvent(logger, event, NOT_SQS);
     }
     const dlqUrl = runtime.env(DLQ_URL_ENV);
-    const fromDlq = dlqUrl && event.Records.find((r) => isQueueArnOf(r.eventSourceARN, dlqUrl));
+    const isDlqArn = dlqUrl ? isArnOfQueueAt(dlqUrl) : undefined;
+    const fromDlq = isDlqArn && event.Records.find((r) => isDlqArn(r.eventSourceARN));
     if (fromDlq) {
       // An event source mapping on the DLQ too: each letter read as its job went to its sink again
       // and, failing, into the DLQ again, which handed it back, for ever. Thrown rather than
