@@ -15,7 +15,7 @@ import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
-import { type Answer, deliverable, renderDecision, renderRequestFailure } from "../core/render.js";
+import { type Answer, renderDeliverable, renderRequestFailure } from "../core/render.js";
 import { capString, capToFit, utf8Length } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit, RemoteInput } from "./remote-actions.js";
@@ -381,8 +381,7 @@ export async function handleHook(
             event,
             auth.team,
           );
-    const decision = deliverable(combined, event.name, event.dialect);
-    const answer = renderDecision(decision, event.name, event.dialect);
+    const { decision, answer } = renderDeliverable(combined, event.name, event.dialect);
     // The agent gets the reason as decided (a downstream server's already scrubbed of the policy's
     // secrets, forward.ts); what leaves for logs and sinks is scrubbed of the
     // policy's secrets, and masked by shape too when a model or downstream hook wrote part of it:

@@ -73,9 +73,8 @@ function limitFor(dialect: Dialect): string {
  */
 export function deliverable(decision: Decision, event: string, dialect: Dialect): Decision {
   if (decision.updatedInput === undefined) return decision;
-  // deepcode reads only `permissionDecision` from a PermissionRequest answer (clients.md §6.3):
-  // an allow there runs the call as the agent wrote it, never as rewritten.
-  if (dialect === "deepcode" && event === "PermissionRequest" && decision.kind === "allow") {
+  // An allow there runs the call as the agent wrote it, never as rewritten.
+  if (rewriteUnapplied(decision, event, dialect)) {
     return {
       ...decision,
       kind: "deny",
@@ -94,6 +93,33 @@ export function deliverable(decision: Decision, event: string, dialect: Dialect)
     updatedInput: undefined,
     reason: `hookgate: the rewritten input (${bytes} bytes of answer) is over ${limitFor(dialect)}; denied rather than run unrewritten`,
   };
+}
+
+/**
+ * `deliverable`'s decision and its answer. An answer that fits whole, its rewritten input with it,
+ * is rendered once: the input alone then fits too, and `deliverable` would keep the decision.
+ */
+export function renderDeliverable(
+  decision: Decision,
+  event: string,
+  dialect: Dialect,
+): { readonly decision: Decision; readonly answer: Answer } {
+  if (!rewriteUnapplied(decision, event, dialect)) {
+    const whole = renderWhole(decision, event, dialect);
+    if (fits(whole.body, dialect)) return { decision, answer: whole };
+  }
+  const given = deliverable(decision, event, dialect);
+  return { decision: given, answer: renderDecision(given, event, dialect) };
+}
+
+/** deepcode reads only `permissionDecision` from a PermissionRequest answer (clients.md §6.3). */
+function rewriteUnapplied(decision: Decision, event: string, dialect: Dialect): boolean {
+  return (
+    decision.updatedInput !== undefined &&
+    dialect === "deepcode" &&
+    event === "PermissionRequest" &&
+    decision.kind === "allow"
+  );
 }
 
 export function renderDecision(decision: Decision, event: string, dialect: Dialect): Answer {

@@ -6,6 +6,7 @@ import {
   DEEPAGENTS_OUTPUT_BYTES,
   deliverable,
   renderDecision,
+  renderDeliverable,
   renderRequestFailure,
 } from "../../src/core/render.js";
 
@@ -206,6 +207,28 @@ describe("renderDecision", () => {
         "claude-code",
       ).kind,
     ).toBe("allow");
+  });
+
+  it("renders what deliverable gives, as renderDecision renders it, in one call", () => {
+    const size = DEEPAGENTS_OUTPUT_BYTES;
+    const cases: [Decision, string, Dialect][] = [
+      [d({ kind: "allow", updatedInput: { command: "ls" }, reason: "r" }), "PreToolUse", "claude-code"],
+      [d({ kind: "allow", updatedInput: { command: "ls" } }), "PermissionRequest", "deepcode"],
+      [d({ kind: "allow", updatedInput: { content: "x".repeat(size) } }), "PreToolUse", "deepagents"],
+      [
+        d({ kind: "allow", updatedInput: { content: "x".repeat(size / 2) }, context: "c".repeat(size) }),
+        "PreToolUse",
+        "deepagents",
+      ],
+      [d({ kind: "deny", reason: "no" }), "PreToolUse", "deepcode"],
+    ];
+    for (const [decision, event, dialect] of cases) {
+      const given = deliverable(decision, event, dialect);
+      expect(renderDeliverable(decision, event, dialect)).toEqual({
+        decision: given,
+        answer: renderDecision(given, event, dialect),
+      });
+    }
   });
 
   it("denies a deepcode PermissionRequest allow that rewrites the input, which deepcode would run unrewritten", () => {
