@@ -241,7 +241,16 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(
       (await doctor(`${server.url}/v1/hooks/deepcode`, { HTTP_PROXY: "proxy.corp.example:3128" })).proxy,
     ).toMatch(/^✗ proxy: deepcode posts to .* through the proxy at proxy\.corp\.example:3128, as NO_PROXY/);
+    // An empty variable, each client its own way: Claude Code picks by `||` and goes on to the
+    // next name; deepcode (as undici's EnvHttpProxyAgent) by `??`, so an empty https_proxy is no
+    // proxy and an empty NO_PROXY hides no_proxy.
+    expect((await doctor(url, { ...remote, https_proxy: "" })).proxy).toMatch(/proxy\.corp\.example:8080/);
+    const deepcodeUrl = `${server.url}/v1/hooks/deepcode`;
+    expect((await doctor(deepcodeUrl, { ...remote, NO_PROXY: "", no_proxy: host })).proxy).toMatch(
+      /^✗ proxy: deepcode posts to .* as NO_PROXY does not exempt it/,
+    );
     for (const [hookUrl, env] of [
+      [deepcodeUrl, { ...remote, https_proxy: "" }],
       [url, { ...remote, NO_PROXY: `localhost,${host}` }],
       [url, { ...remote, no_proxy: host }],
       // A proxy on this machine reaches the gateway.
