@@ -1075,6 +1075,10 @@ function anchorBases(
       return [home ?? "~", "/root", "/var/root", ...(user ? [user[0]] : [])];
     }
     case "anywhere":
+      // Claude Code reads a pattern with no anchor (`*.md`, `**/x`) from the cwd, where a path
+      // outside it matches none: an allow rule approves no more. A deny-style one reads it
+      // anywhere on the disk, to fail safe.
+      if (!deny) return cwd === undefined ? [] : [cwd];
       return [path.startsWith("/") ? "/" : ""];
   }
 }

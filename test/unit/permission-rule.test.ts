@@ -326,7 +326,6 @@ describe("path rules", () => {
   it.each([
     ["Read(**/.env)", at("Read", { file_path: "/p/.env" }), true],
     ["Read(**/.env)", at("Read", { file_path: "/p/config/.env" }), true],
-    ["Read(**/.env)", at("Read", { file_path: "/elsewhere/.env" }), true],
     ["Read(**/.env)", at("Read", { file_path: "/p/.env.example" }), false],
     ["Read(**/.env)", at("Grep", { path: "/p/.env" }), true],
     ["Read(**/.env)", at("Glob", { path: "/p/.env" }), true],
@@ -339,7 +338,6 @@ describe("path rules", () => {
     ["Read(./.env)", at("Read", { file_path: "/q/.env" }), false],
     ["Read(./.env)", at("Read", { file_path: "/p/.env" }, noCwd), false],
     ["Read(.env)", at("Read", { file_path: "/p/src/../.env" }), true],
-    ["Read(.env)", at("Read", { file_path: "../x/.env" }, noCwd), true],
     ["Read(//etc/passwd)", at("Read", { file_path: "/etc/passwd" }), true],
     ["Read(//etc/passwd)", at("Read", { file_path: "/etc/passwd" }, noCwd), true],
     ["Read(//etc/passwd)", at("Read", { file_path: "/tmp/../etc/passwd" }), true],
@@ -367,15 +365,12 @@ describe("path rules", () => {
     ["Read(/secrets/**)", at("Read", { file_path: "/p/secrets/key" }), true],
     ["Read(/secrets/**)", at("Read", { file_path: "/secrets/key" }), false],
     ["Read(*.pem)", at("Read", { file_path: "/p/a/b/key.pem" }), true],
-    ["Read(*.pem)", at("Read", { file_path: "/key.pem" }, noCwd), true],
     ["Read(*.pem)", at("Read", { file_path: "/p/key.pem.txt" }), false],
     ["Read(./secrets)", at("Read", { file_path: "/p/secrets/key" }), true],
     ["Read(secrets/)", at("Read", { file_path: "/p/a/secrets/key" }), true],
     ["Read(./!x)", at("Read", { file_path: "/p/y" }), false],
     ["Read(./!x)", at("Read", { file_path: "/p/!x" }), true],
     ["Read(./#x)", at("Read", { file_path: "/p/#x" }), true],
-    ["Read(*)", at("Glob", { path: "/anything" }), true],
-    ["Read(*)", at("Glob", { pattern: "**/*" }), true],
     // A Glob's pattern is a path too, wildcards kept as characters, resolved against its `path`.
     ["Read(~/.ssh/**)", at("Glob", { pattern: "*", path: "/home/dev" }), false],
     ["Read(~/.ssh/**)", at("Glob", { pattern: "src/**/*.ts" }), false],
@@ -393,7 +388,6 @@ describe("path rules", () => {
     ["Read(*.pem)", at("Grep", { pattern: "x.pem" }), false],
     ["Read(**/.env)", at("Read", { file_path: 7 }), false],
     ["Read(**/.env)", at("Read", { file_path: "" }), false],
-    ["Read(**/.env)", { toolName: "Read", toolInput: { file_path: "/p/.env" } }, true],
     ["Read(**/.env)", at("Read", { file_path: `/p/${"a/".repeat(3000)}.env` }), false],
     // Read as Claude Code's expandPath reads a path before opening it: trimmed and in NFC
     // (before, a Grep of "/p/.env " printed the file past Read(**/.env)).
@@ -501,8 +495,32 @@ describe("path rules", () => {
     ["Read(./src/.env)", at("Glob", { pattern: "src/.env", path: "/p/src" })],
     // More globs than a search names files by are not each worked out: unknown.
     ["Read(**/.env)", at("Grep", { pattern: ".", path: "/p", glob: "*.ts ".repeat(65) })],
+    // A pattern with no anchor is read from the cwd, as Claude Code reads it, by an allow rule
+    // (none with no cwd known), and anywhere by deny-style rules.
+    ["Read(**/.env)", at("Read", { file_path: "/elsewhere/.env" })],
+    ["Read(.env)", at("Read", { file_path: "../x/.env" }, noCwd)],
+    ["Read(*.pem)", at("Read", { file_path: "/key.pem" }, noCwd)],
+    ["Read(*)", at("Glob", { path: "/anything" })],
+    ["Read(*)", at("Glob", { pattern: "**/*" })],
+    ["Read(**/.env)", { toolName: "Read", toolInput: { file_path: "/p/.env" } }],
   ])("%s matches %j for deny-style rules only", (text, call) => {
     expect(both(text, call)).toEqual({ any: true, all: false });
+  });
+
+  it("reads a pattern with no anchor from the cwd in an allow rule, as Claude Code does, and anywhere in a deny", () => {
+    // An allow `Edit(*.md)` or `Write(**/*.json)` once approved a file anywhere on the disk: the
+    // agent's own settings, another repository's README.
+    const inside = both("Edit(*.md)", at("Edit", { file_path: "/p/docs/guide.md" }));
+    expect(inside).toEqual({ any: true, all: true });
+    expect(both("Read(**/*.md)", at("Read", { file_path: "docs/a.md" }))).toEqual({ any: true, all: true });
+    const memory = at("Write", { file_path: "/home/dev/.claude/CLAUDE.md", content: "" });
+    expect(both("Edit(*.md)", memory)).toEqual({ any: true, all: false });
+    const settings = at("Write", { file_path: "/home/dev/.claude/settings.json", content: "{}" });
+    expect(both("Write(**/*.json)", settings)).toEqual({ any: true, all: false });
+    expect(both("Edit(*.md)", at("Edit", { file_path: "/p/../other/README.md" }))).toEqual({
+      any: true,
+      all: false,
+    });
   });
 
   it.each([
