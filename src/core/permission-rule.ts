@@ -1077,8 +1077,9 @@ function anchorBases(
     case "anywhere":
       // Claude Code reads a pattern with no anchor (`*.md`, `**/x`) from the cwd, where a path
       // outside it matches none: an allow rule approves no more. A deny-style one reads it
-      // anywhere on the disk, to fail safe.
-      if (!deny) return cwd === undefined ? [] : [cwd];
+      // anywhere on the disk, to fail safe. The cwd itself (a Glob's or Grep's directory when it
+      // names none) is read by its name, as before: `Read(*)` still approves a Glob of `*` there.
+      if (!deny) return cwd === undefined ? [] : [path === cwd ? "/" : cwd];
       return [path.startsWith("/") ? "/" : ""];
   }
 }

@@ -371,6 +371,7 @@ describe("path rules", () => {
     ["Read(./!x)", at("Read", { file_path: "/p/y" }), false],
     ["Read(./!x)", at("Read", { file_path: "/p/!x" }), true],
     ["Read(./#x)", at("Read", { file_path: "/p/#x" }), true],
+    ["Read(*)", at("Glob", { pattern: "**/*" }), true],
     // A Glob's pattern is a path too, wildcards kept as characters, resolved against its `path`.
     ["Read(~/.ssh/**)", at("Glob", { pattern: "*", path: "/home/dev" }), false],
     ["Read(~/.ssh/**)", at("Glob", { pattern: "src/**/*.ts" }), false],
@@ -501,7 +502,6 @@ describe("path rules", () => {
     ["Read(.env)", at("Read", { file_path: "../x/.env" }, noCwd)],
     ["Read(*.pem)", at("Read", { file_path: "/key.pem" }, noCwd)],
     ["Read(*)", at("Glob", { path: "/anything" })],
-    ["Read(*)", at("Glob", { pattern: "**/*" })],
     ["Read(**/.env)", { toolName: "Read", toolInput: { file_path: "/p/.env" } }],
   ])("%s matches %j for deny-style rules only", (text, call) => {
     expect(both(text, call)).toEqual({ any: true, all: false });
@@ -513,6 +513,10 @@ describe("path rules", () => {
     const inside = both("Edit(*.md)", at("Edit", { file_path: "/p/docs/guide.md" }));
     expect(inside).toEqual({ any: true, all: true });
     expect(both("Read(**/*.md)", at("Read", { file_path: "docs/a.md" }))).toEqual({ any: true, all: true });
+    // The cwd itself, the directory a Glob with no path lists, is read by its name as before.
+    expect(both("Read(*)", at("Glob", { pattern: "*" }))).toEqual({ any: true, all: true });
+    expect(both("Read(**/*)", at("Glob", { pattern: "**/*", path: "/p" }))).toEqual({ any: true, all: true });
+    expect(both("Read(*.ts)", at("Glob", { pattern: "*.ts" }))).toEqual({ any: true, all: false });
     const memory = at("Write", { file_path: "/home/dev/.claude/CLAUDE.md", content: "" });
     expect(both("Edit(*.md)", memory)).toEqual({ any: true, all: false });
     const settings = at("Write", { file_path: "/home/dev/.claude/settings.json", content: "{}" });
