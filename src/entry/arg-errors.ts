@@ -6,6 +6,7 @@
  * takes it the other way (`check --policy FILE`, `serve FILE`).
  */
 import { namesStartedBy, nearestName } from "../core/closest-name.js";
+import { isKnownEvent } from "../core/events.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { COMMAND_HELP, type CommandName } from "./help.js";
 import { UsageError } from "./usage-error.js";
@@ -144,6 +145,10 @@ export function argumentProblem(command: CommandName, e: Error & { code?: unknow
       e.message,
     )?.[1];
     if (word === undefined) return e.message;
+    // `--events PreToolUse Stop`: the shell's spaces end --events' value at its first event, and
+    // the rest arrive as stray words, which alone do not say that the list is one comma-separated word.
+    if (command === "init" && isKnownEvent(word))
+      return `init takes no argument "${word}": --events takes every event in one comma-separated list, as in --events EVENT,${word}`;
     const option = optionFor(command, word);
     return option === undefined
       ? `${command} takes no argument "${word}"`

@@ -1052,6 +1052,21 @@ describe("hookgate schema and token hash", () => {
     expect(await said(["init", "deepcode", "--url", "http://127.0.0.1:8787/v1/hooks/deepcode"])).toBe(
       'hookgate: "deepcode" needs its option: did you mean --client deepcode?',
     );
+    // Events separated by spaces: the shell ends --events' value at the first one.
+    expect(
+      await said([
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        "http://127.0.0.1:8787/v1/hooks/claude-code",
+        "--events",
+        "PreToolUse",
+        "Stop",
+      ]),
+    ).toBe(
+      'hookgate: init takes no argument "Stop": --events takes every event in one comma-separated list, as in --events EVENT,Stop',
+    );
     expect(await said(["doctor", "--url", "http://127.0.0.1:1", "--expct", "allow"])).toBe(
       "hookgate: unknown option --expct (did you mean --expect?)",
     );
