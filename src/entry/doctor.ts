@@ -434,7 +434,9 @@ function checkSample(
   result: GatewayResult,
   sample: { command: string; expect: Expectation; dialect: string; hookUrl: string },
 ): Check {
-  const what = `sample PreToolUse Bash ${JSON.stringify(sample.command)}`;
+  // The legacy route's sample is deepagents' own tool.use of its execute tool (sampleEvent).
+  const event = sample.dialect === "deepagents-legacy" ? "tool.use execute" : "PreToolUse Bash";
+  const what = `sample ${event} ${JSON.stringify(sample.command)}`;
   if (!result.ok) return { ok: false, line: `${what}: ${result.error}`, fix: result.fix ?? START_HINT };
   const { status, body, headers } = result.response;
   if (status < 200 || status > 299) {
@@ -469,7 +471,7 @@ function checkSample(
     ok: false,
     line: `${what} → ${got}, expected ${sample.expect}`,
     fix: legacy
-      ? "deepagents legacy hooks never get a decision back; run doctor with a /v1/hooks/deepagents or /v1/hooks/claude-code URL"
+      ? "deepagents legacy hooks never get a decision back: pass --expect none to check that the gateway answers them, or run doctor with a /v1/hooks/deepagents or /v1/hooks/claude-code URL"
       : `the policy does not decide this as expected: hookgate simulate --policy FILE --client ${sample.dialect} EVENT.json shows which rules apply (or pass --expect ${answer.decision} if the policy is right)`,
   };
 }

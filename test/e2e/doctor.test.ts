@@ -320,6 +320,19 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(unset.stdout).toMatch(/fix: export HOOKGATE_AUTH=/);
   });
 
+  it("names the legacy route's sample as the tool.use it sends, and says that --expect none checks it", async () => {
+    const url = `${server.url}/v1/hooks/deepagents-legacy`;
+    const denied = await runCli(["doctor", "--url", url], "", { HOOKGATE_AUTH: TOKEN });
+    expect(denied.code).toBe(1);
+    expect(lines(denied.stdout)[2]).toBe('✗ sample tool.use execute "rm -rf /" → none, expected deny');
+    expect(denied.stdout).toMatch(
+      /fix: deepagents legacy hooks never get a decision back: pass --expect none/,
+    );
+    const none = await runCli(["doctor", "--url", url, "--expect", "none"], "", { HOOKGATE_AUTH: TOKEN });
+    expect(none.code, none.stdout).toBe(0);
+    expect(lines(none.stdout)[2]).toBe('✓ sample tool.use execute "rm -rf /" → none, as expected');
+  });
+
   it("checks nothing more when what answers at the URL is not a hookgate gateway", async () => {
     // Another web server on the port: its 404 for /healthz is no hookgate answer.
     const other = createServer((_req, res) => res.writeHead(404).end("not found"));
