@@ -277,6 +277,14 @@ export async function initCommand(
   // An empty --write (an unset variable: `--write "$SETTINGS"`) read as none printed the
   // configuration and exited 0, so a set-up script went on with no hooks written.
   refuseEmpty("--write", values.write, "give the settings file to merge into");
+  // The shell expands "~" only at a word's start, so `--write=~/.claude/settings.json` (or a
+  // quoted "~/...") arrives as written: merged into ./~/.claude/settings.json, which no client
+  // reads, it was reported as "wrote ~/.claude/settings.json", and the agent looked guarded.
+  if (values.write === "~" || values.write?.startsWith("~/")) {
+    throw new UsageError(
+      `--write ${values.write} starts with a "~" the shell did not expand (it expands one only at the start of a word, not after --write= or inside quotes): write --write ${values.write} with a space and no quotes, or $HOME${values.write.slice(1)} (./${values.write} for a folder named ~)`,
+    );
+  }
   if (values.managed && client !== "claude-code") {
     throw new UsageError("--managed is Claude Code's managed settings; other clients have none");
   }

@@ -8,6 +8,7 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -1184,6 +1185,29 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
       "",
       "hookgate: --write is empty (an unset variable?): give the settings file to merge into",
     ]);
+  });
+
+  it("refuses a --write whose ~ the shell left as it is, rather than writing a folder named ~", () => {
+    // `--write=~/.claude/settings.json`: bash expands no "~" after "=", so it arrives as written.
+    const result = spawnSync(
+      process.execPath,
+      [
+        BIN,
+        "init",
+        "--client",
+        "claude-code",
+        "--url",
+        `${server.url}/v1/hooks/claude-code`,
+        "--write=~/.claude/settings.json",
+      ],
+      { cwd: tmp, env: childEnv({}), encoding: "utf8" },
+    );
+    expect([result.status, result.stdout, result.stderr.split("\n")[0]]).toEqual([
+      2,
+      "",
+      'hookgate: --write ~/.claude/settings.json starts with a "~" the shell did not expand (it expands one only at the start of a word, not after --write= or inside quotes): write --write ~/.claude/settings.json with a space and no quotes, or $HOME/.claude/settings.json (./~/.claude/settings.json for a folder named ~)',
+    ]);
+    expect(existsSync(join(tmp, "~"))).toBe(false);
   });
 
   it("keeps a user's command that names the URL, the file's mode, and a symlink to it", async () => {
