@@ -81,9 +81,9 @@ export interface WorkerEnv {
   /**
    * "1" writes a replayable "hook record" log line per decision (`hookgate replay` reads them); a
    * [vars] entry `HOOKGATE_RECORD = 1` arrives as the number 1 (wrangler binds a value that is no
-   * string as JSON).
+   * string as JSON, `true` as a boolean, which is no 1: `recording`).
    */
-  readonly HOOKGATE_RECORD?: string | number;
+  readonly HOOKGATE_RECORD?: string | number | boolean;
   readonly [name: string]: unknown;
 }
 
@@ -187,6 +187,30 @@ function minLevel(): number {
     });
   }
   return LOG_LEVELS.info;
+}
+
+/** The HOOKGATE_RECORD that is neither on nor off last said so: said once per isolate and value. */
+let toldRecord: unknown;
+
+/**
+ * Whether HOOKGATE_RECORD turns hook records on: `1`, as text or as the number a [vars] entry
+ * `HOOKGATE_RECORD = 1` binds (wrangler binds a [vars] value that is no string as JSON). Unset,
+ * empty or `0` is off. Any other value (`HOOKGATE_RECORD = true`, `"yes"`) is off too, said once
+ * in a warning: read as off alone, it wrote no record line without a word, and `hookgate replay`
+ * found nothing.
+ */
+function recording(): boolean {
+  const value: unknown = bindings.HOOKGATE_RECORD;
+  if (value === "1" || value === 1) return true;
+  if (value === undefined || value === "" || value === "0" || value === 0) return false;
+  if (toldRecord !== value) {
+    toldRecord = value;
+    logger.log("warn", "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records", {
+      value: typeof value === "string" ? value : `(a ${typeof value})`,
+      fix: 'set it to 1 (HOOKGATE_RECORD = "1" or 1 in [vars]) to write them, or to 0 or unset for none',
+    });
+  }
+  return false;
 }
 
 const NO_SECRETS: readonly string[] = [];
@@ -460,9 +484,7 @@ async function handle(
     metrics,
     remote: state.remote,
     notifier,
-    // As text, or as the number a [vars] entry `HOOKGATE_RECORD = 1` binds.
-    recorder:
-      env.HOOKGATE_RECORD === "1" || env.HOOKGATE_RECORD === 1 ? createLogRecorder(logger) : undefined,
+    recorder: recording() ? createLogRecorder(logger) : undefined,
     runtimeLeftMs,
     // The runtime waits for a body for as long as its client stays connected.
     bodyDeadline,

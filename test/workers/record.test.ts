@@ -2,7 +2,7 @@
  * The Worker's HOOKGATE_RECORD inside workerd: `1` writes a "hook record" line per decision,
  * whether it came as text (a secret, `--var`, the dashboard) or as the number a [vars] entry
  * `HOOKGATE_RECORD = 1` in wrangler.toml binds (wrangler binds a [vars] value that is no string
- * as JSON).
+ * as JSON); a value that is neither 1 nor 0 (`true`) writes none and says so once.
  */
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -20,8 +20,15 @@ afterEach(() => {
 
 /** The "hook record" lines of one hook answered with this HOOKGATE_RECORD. */
 async function recordsWith(record: unknown): Promise<string[]> {
+  return (await linesWith(record)).records;
+}
+
+/** The "hook record" lines and the warnings of one hook answered with this HOOKGATE_RECORD. */
+async function linesWith(record: unknown): Promise<{ records: string[]; warn: string[] }> {
   const lines: string[] = [];
+  const warn: string[] = [];
   vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
+  vi.spyOn(console, "warn").mockImplementation((line: string) => warn.push(line));
   const res = await answerHook(
     {
       session_id: "s",
@@ -34,7 +41,7 @@ async function recordsWith(record: unknown): Promise<string[]> {
     { ...env, HOOKGATE_POLICY: JSON.stringify(policy), HOOKGATE_RECORD: record } as WorkerEnv,
   );
   expect(res.status).toBe(200);
-  return lines.filter((l) => l.includes('"msg":"hook record"'));
+  return { records: lines.filter((l) => l.includes('"msg":"hook record"')), warn };
 }
 
 describe("the Worker's HOOKGATE_RECORD", () => {
@@ -49,7 +56,25 @@ describe("the Worker's HOOKGATE_RECORD", () => {
     ["unset", undefined],
     ["0", "0"],
     ["the number 0", 0],
-  ])("%s writes none", async (_, value) => {
-    expect(await recordsWith(value)).toEqual([]);
+  ])("%s writes none, and says nothing of it", async (_, value) => {
+    const { records, warn } = await linesWith(value);
+    expect(records).toEqual([]);
+    expect(warn.join("\n")).not.toContain("HOOKGATE_RECORD");
+  });
+
+  // `HOOKGATE_RECORD = true` in [vars] binds the boolean: it wrote no record, without a word.
+  it.each([
+    ["the boolean true of a [vars] entry", true, "(a boolean)"],
+    ["the text yes", "yes", "yes"],
+  ])("as %s writes none and says once that it is neither 1 nor 0", async (_, value, shown) => {
+    const first = await linesWith(value);
+    expect(first.records).toEqual([]);
+    const told = first.warn.filter((l) => l.includes("HOOKGATE_RECORD is neither 1 nor 0"));
+    expect(told.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+      expect.objectContaining({ level: "warn", value: shown, fix: expect.stringContaining("set it to 1") }),
+    ]);
+    vi.restoreAllMocks();
+    const second = await linesWith(value);
+    expect(second.warn.join("\n")).not.toContain("HOOKGATE_RECORD");
   });
 });
