@@ -452,6 +452,15 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
   const { clock, logger, env } = runtime;
   if (!config.ok) return adapt(createBrokenConfigApp(config.problem, logger, runtime.newId));
   const { policy } = config;
+  // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`). Any
+  // other value than 1, 0 or empty (`true`) records nothing too, said once: read as off alone, it
+  // wrote no record line without a word, and `hookgate replay` found nothing.
+  const record = env("HOOKGATE_RECORD");
+  if (record !== undefined && record !== "" && record !== "0" && record !== "1")
+    logger.log("warn", "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records", {
+      value: record,
+      fix: "set it to 1 in the function's environment to write them, or to 0 or unset for none",
+    });
   // Imported with the first event that needs it, not at cold start (lazy-actions.ts). No session
   // store on Lambda: a permission_prompt Notification is sent without the tool call that caused
   // it (infra/README.md).
@@ -468,8 +477,7 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
         return createRemoteActions({ egress: runtime.egress, env, clock, sha256: nodeSha256 });
       }),
     ),
-    // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`).
-    recorder: env("HOOKGATE_RECORD") === "1" ? createLogRecorder(logger) : undefined,
+    recorder: record === "1" ? createLogRecorder(logger) : undefined,
     clock,
     newId: runtime.newId,
     sha256: nodeSha256,

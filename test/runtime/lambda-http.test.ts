@@ -191,6 +191,31 @@ describe("the Lambda HTTP handler", () => {
     const off = captureLogs();
     await createHttpHandler({ env: { HOOKGATE_POLICY: POLICY }, logger: off.logger })(HTTP_API, context());
     expect(off.lines.some((l) => l.msg === "hook record")).toBe(false);
+    expect(off.lines.some((l) => l.msg.startsWith("HOOKGATE_RECORD"))).toBe(false);
+  });
+
+  it("says once, at cold start, that a HOOKGATE_RECORD other than 1 or 0 records nothing", async () => {
+    // `true` read as off without a word: no record lines, and `hookgate replay` found nothing.
+    const logs = captureLogs();
+    const handler = createHttpHandler({
+      env: { HOOKGATE_POLICY: POLICY, HOOKGATE_RECORD: "true" },
+      logger: logs.logger,
+    });
+    await handler(HTTP_API, context());
+    await handler(HTTP_API, context());
+    expect(logs.lines.some((l) => l.msg === "hook record")).toBe(false);
+    const told = logs.lines.filter(
+      (l) => l.msg === "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records",
+    );
+    expect(told).toEqual([
+      expect.objectContaining({ level: "warn", value: "true", fix: expect.stringContaining("1") }),
+    ]);
+    const zero = captureLogs();
+    await createHttpHandler({ env: { HOOKGATE_POLICY: POLICY, HOOKGATE_RECORD: "0" }, logger: zero.logger })(
+      HTTP_API,
+      context(),
+    );
+    expect(zero.lines.some((l) => l.msg.startsWith("HOOKGATE_RECORD"))).toBe(false);
   });
 
   it("applies the policy to the decoded body: the captured PreToolUse is denied with its reason", async () => {
