@@ -5903,16 +5903,32 @@ function changesReading(command: string, args: readonly Word[], at: number): boo
   if (command === "shopt") {
     return words.some((w) => READING_OPTIONS.test(w) || runTime(w));
   }
-  let names = 0; // option names still owed to the `o`s of earlier words (`set -oo pipefail keyword`)
-  for (const word of words) {
-    if (word === "--") return false;
+  // The first operand too: it did not expand into an option (runTime).
+  for (const { word } of setWords(words))
     if (READING_OPTIONS.test(word) || /^-[A-Za-z]*[kH]/.test(word) || runTime(word)) return true;
-    if (names > 0) names -= 1;
-    // The first operand ends the options (it did not expand into one: runTime above).
-    else if (!/^[-+]/.test(word)) return false;
-    else names += word.replace(/[^o]/g, "").length;
-  }
   return false;
+}
+
+/**
+ * `set`'s words as bash reads them, up to a `--` or its first operand (given too): each option
+ * word, and each option name an `o` takes, in order (`set -oo pipefail keyword`), with whether
+ * it is turned on (`-o`) or off (`+o`).
+ */
+function* setWords(words: readonly string[]): Generator<{ readonly word: string; readonly on?: boolean }> {
+  const owed: boolean[] = []; // for each `o` of the words so far, whether it turns its name on
+  let named = 0; // how many of those have their name
+  for (const word of words) {
+    if (word === "--") return;
+    const on = owed[named];
+    if (on !== undefined) {
+      named += 1;
+      yield { word, on };
+      continue;
+    }
+    yield { word };
+    if (!/^[-+]/.test(word)) return;
+    for (const letter of word.slice(1)) if (letter === "o") owed.push(word.startsWith("-"));
+  }
 }
 
 /**
@@ -5928,16 +5944,9 @@ function exportsAll(command: string, args: readonly Word[], at: number): boolean
   // zsh reads option names without case or underscores (`ALL_EXPORT`).
   const allexport = (word: string) => word.replaceAll("_", "").toLowerCase() === "allexport";
   if (command === "setopt") return words.some(allexport);
-  const owed: boolean[] = []; // for each option name owed to an `o` (`set -eo allexport`), whether it turns it on
-  for (const word of words) {
-    if (word === "--") return false;
-    const on = owed.shift();
-    if (on !== undefined) {
-      if (on && allexport(word)) return true;
-    } else if (!/^[-+]/.test(word)) return false;
-    else if (/^-[A-Za-z]*a/.test(word)) return true;
-    else for (const letter of word.slice(1)) if (letter === "o") owed.push(word.startsWith("-"));
-  }
+  // `set -eo allexport`; an operand starts with no `-`.
+  for (const { word, on } of setWords(words))
+    if (on === undefined ? /^-[A-Za-z]*a/.test(word) : on && allexport(word)) return true;
   return false;
 }
 
