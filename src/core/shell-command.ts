@@ -391,6 +391,8 @@ const NAMING_OPTIONS: Readonly<Record<string, { readonly names: string; readonly
 };
 /** The declaration builtins' options take no value. */
 const NO_NAMING_OPTIONS = { names: "", values: "" };
+/** Builtins that assign variables for the rest of the shell: `export PATH=…`, `declare -x …`. */
+const DECLARATIONS = new Set(["export", "declare", "typeset", "readonly", "local"]);
 
 /**
  * The words naming the variables a builtin or `for` sets (`read PS4`, `printf -vPS4`, `for PS4
@@ -410,7 +412,7 @@ function namesSet(command: string, args: readonly Word[], at: number): Word[] | 
   } else if (command === "getopts") {
     // `getopts OPTSTRING NAME`: NAME gets an option's letter (`getopts ab PATH` sets PATH=a),
     // after a `--` bash skips as it does for its other builtins (`getopts -- ab PATH`).
-    const operands = args.slice(at + 1).filter((a) => a.kind !== "redirect");
+    const operands = operandsOf(args, at);
     const name = operands[operands[0]?.text === "--" ? 2 : 1];
     if (name !== undefined) names.push(name);
   } else {
@@ -462,15 +464,12 @@ function setsCodeVariable(command: string, args: readonly Word[], at: number): b
   const names = namesSet(command, args, at);
   if (names === "any") return true;
   return names.some((word) => {
-    const name = word.text.split("=", 1)[0] as string;
-    const plain = PLAIN_NAME.exec(name);
+    const { name, variable } = nameIn(word);
     // A prompt or SHELL declared with its value (`export PS1='(venv) $PS1'`): noteAssignment judges
     // the value. SHELL set otherwise (`read SHELL`) may name any program (noteAssignment).
     const judged = DECLARATIONS.has(command) && word.text.includes("=") && JUDGED_VARIABLES.test(name);
-    if (plain !== null) {
-      const variable = plain[1] as string;
+    if (variable !== undefined)
       return (CODE_VARIABLES.test(variable) || PROGRAM_VARIABLES.test(variable)) && !judged;
-    }
     // A pattern or brace list may make any name; an expansion is read only where it is glued to
     // one of those names (`export $(cat .env)` sets names from a file, as `source .env` does).
     return /[{*?[]/.test(name) || (/[$`]/.test(name) && CODE_VARIABLE_IN.test(name.replace(/[$`"']/g, "")));
@@ -497,7 +496,7 @@ const ENVIRONMENT_NAME = /^[0-9_]*[A-Z][A-Z0-9_]*$/;
  */
 function setsEnvironmentVariable(command: string, args: readonly Word[], at: number): boolean {
   if (!ASSIGNING_COMMANDS.has(command)) return false;
-  const operands = args.slice(at + 1).filter((a) => a.kind !== "redirect");
+  const operands = operandsOf(args, at);
   // Options lead, up to the first other word or a `--`, as bash reads them: `unset PATH -f`
   // unsets PATH (and fails on `-f`), `export PATH -n` un-exports nothing.
   const end = operands.findIndex((a) => a.text === "--" || !/^[-+]./.test(a.text));
@@ -542,10 +541,8 @@ function setsEnvironmentVariable(command: string, args: readonly Word[], at: num
   }
   return names.some((word) => {
     if (word.kind === "redirect") return false;
-    const name = word.text.split("=", 1)[0] as string;
-    const plain = PLAIN_NAME.exec(name);
-    if (plain === null) return /[$`{*?[]/.test(name);
-    const variable = plain[1] as string;
+    const { name, variable } = nameIn(word);
+    if (variable === undefined) return /[$`{*?[]/.test(name);
     return ENVIRONMENT_NAME.test(variable) && !SAFE_VARIABLES.has(variable);
   });
 }
@@ -563,17 +560,28 @@ function noteArithmetic(command: string, args: readonly Word[], at: number, out:
   const names = namesSet(command, args, at);
   if (names === "any") return; // opaque already
   for (const word of names) {
-    const name = PLAIN_NAME.exec(word.text.split("=", 1)[0] as string)?.[1];
-    if (name !== undefined) out.valueNames.add(name);
+    const { variable } = nameIn(word);
+    if (variable !== undefined) out.valueNames.add(variable);
   }
+}
+
+/**
+ * What a word a builtin sets names: the text before its `=` (`PATH` of `PATH=/x`), and the
+ * variable, where that is one written out (`a` of `a[i]`, none of `${x}PS4`).
+ */
+function nameIn(word: Word): { readonly name: string; readonly variable: string | undefined } {
+  const name = word.text.split("=", 1)[0] as string;
+  return { name, variable: PLAIN_NAME.exec(name)?.[1] };
+}
+
+/** The words after a command, without its redirections' operators. */
+function operandsOf(args: readonly Word[], at: number): Word[] {
+  return args.slice(at + 1).filter((a) => a.kind !== "redirect");
 }
 
 /** The commands that set a variable to a value the split does not judge (noteArithmetic). */
 const VALUE_SETTING_COMMANDS: ReadonlySet<string> = new Set([
-  "read",
-  "printf",
-  "mapfile",
-  "readarray",
+  ...Object.keys(NAMING_OPTIONS),
   "getopts",
   "for",
   "select",
@@ -586,33 +594,13 @@ function evaluatesValue(out: Output): boolean {
   );
 }
 
-/** The commands setsEnvironmentVariable reads. */
-const ASSIGNING_COMMANDS: ReadonlySet<string> = new Set([
-  "read",
-  "printf",
-  "mapfile",
-  "readarray",
-  "export",
-  "declare",
-  "typeset",
-  "readonly",
-  "local",
-  "for",
-  "select",
-  "getopts",
-  "unset",
-  "let",
-  "((",
-  "[[",
-]);
-
 /**
  * The words bash evaluates as arithmetic: `let`'s, a `((…))`'s and a `for ((…))`'s, and the
  * operands of a test's `-eq`, `-lt`… (`[[ PATH=1 -eq 1 ]]` assigns). Undefined for another command.
  */
 function arithmeticOf(command: string, args: readonly Word[], at: number): string[] | undefined {
   if (!ARITHMETIC_COMMANDS.has(command)) return undefined;
-  const rest = args.slice(at + 1).filter((a) => a.kind !== "redirect");
+  const rest = operandsOf(args, at);
   if (command === "let" || command === "((") return rest.map((a) => a.text);
   if ((command === "for" || command === "select") && rest[0]?.text === "((") return rest.map((a) => a.text);
   if (command !== "[[") return undefined;
@@ -626,6 +614,13 @@ function arithmeticOf(command: string, args: readonly Word[], at: number): strin
 
 /** The commands arithmeticOf reads. */
 const ARITHMETIC_COMMANDS: ReadonlySet<string> = new Set(["let", "((", "for", "select", "[["]);
+/** The commands setsEnvironmentVariable reads. */
+const ASSIGNING_COMMANDS: ReadonlySet<string> = new Set([
+  ...VALUE_SETTING_COMMANDS,
+  ...DECLARATIONS,
+  ...ARITHMETIC_COMMANDS,
+  "unset",
+]);
 /** A test's arithmetic comparisons, whose operands bash evaluates as arithmetic inside `[[ … ]]`. */
 const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;
 
@@ -2783,9 +2778,6 @@ const SAFE_VARIABLES = new Set([
 /** `NAME=`, `NAME+=`, `NAME[…]=`. */
 const ASSIGNMENT = new RegExp(String.raw`^${NAME_AND_SUBSCRIPT}\+?=`);
 
-/** Builtins that assign variables for the rest of the shell: `export PATH=…`, `declare -x …`. */
-const DECLARATIONS = new Set(["export", "declare", "typeset", "readonly", "local"]);
-
 /** An environment entry bash imports as a function (`BASH_FUNC_name%%=() { …; }`). */
 const EXPORTED_FUNCTION = /^(?:BASH_FUNC_[^=]*|[A-Za-z_][\w.-]*%%)=/;
 
@@ -3755,7 +3747,7 @@ function typesIntoPane(token: string): boolean {
  * (`exec`, `screen`): unreadable, but for `quit`, `kill` and `detach`.
  */
 function screenRuns(args: readonly Word[], at: number): CliRuns {
-  const words = args.slice(at + 1).filter((w) => w.kind !== "redirect");
+  const words = operandsOf(args, at);
   if (screenReadsRc(words.map((w) => w.text))) return { subcommands: [], scripts: [], unreadable: true };
   const sends = words.findIndex((w) => /^-[A-Za-z]*[XQ]/.test(w.text));
   if (sends < 0) return NO_RUNS;
