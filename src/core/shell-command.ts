@@ -5907,19 +5907,22 @@ function changesReading(command: string, args: readonly Word[], at: number): boo
  * it is turned on (`-o`) or off (`+o`).
  */
 function* setWords(words: readonly string[]): Generator<{ readonly word: string; readonly on?: boolean }> {
-  const owed: boolean[] = []; // for each `o` of the words so far, whether it turns its name on
-  let named = 0; // how many of those have their name
+  // For each word with an `o`: whether it turns its names on, and how many it is still owed.
+  const owed: { readonly on: boolean; names: number }[] = [];
+  let next = 0; // the first of those still owed a name
   for (const word of words) {
     if (word === "--") return;
-    const on = owed[named];
-    if (on !== undefined) {
-      named += 1;
-      yield { word, on };
+    const owner = owed[next];
+    if (owner !== undefined) {
+      owner.names -= 1;
+      if (owner.names === 0) next += 1;
+      yield { word, on: owner.on };
       continue;
     }
     yield { word };
     if (!/^[-+]/.test(word)) return;
-    for (const letter of word.slice(1)) if (letter === "o") owed.push(word.startsWith("-"));
+    const names = word.replace(/[^o]/g, "").length;
+    if (names > 0) owed.push({ on: word.startsWith("-"), names });
   }
 }
 
