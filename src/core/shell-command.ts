@@ -543,9 +543,16 @@ function setsEnvironmentVariable(command: string, args: readonly Word[], at: num
     if (word.kind === "redirect") return false;
     const { name, variable } = nameIn(word);
     if (variable === undefined) return /[$`{*?[]/.test(name);
-    return ENVIRONMENT_NAME.test(variable) && !SAFE_VARIABLES.has(variable);
+    return (ENVIRONMENT_NAME.test(variable) && !SAFE_VARIABLES.has(variable)) || ZSH_TIED.has(variable);
   });
 }
+
+/**
+ * zsh's arrays tied to PATH, FPATH, CDPATH and MODULE_PATH (Claude Code runs its Bash tool in zsh
+ * on macOS): `read path`, `set -A path /tmp/x` or `read -A path` there set PATH, so the `npm test`
+ * after them may run another program.
+ */
+const ZSH_TIED: ReadonlySet<string> = new Set(["path", "fpath", "cdpath", "module_path"]);
 
 /**
  * Arithmetic evaluates a name's value as arithmetic in turn: where `read -r y` made it `PATH=1`,
@@ -620,6 +627,8 @@ const ASSIGNING_COMMANDS: ReadonlySet<string> = new Set([
   ...DECLARATIONS,
   ...ARITHMETIC_COMMANDS,
   "unset",
+  // zsh's `set -A NAME …` (namesSet).
+  "set",
 ]);
 /** A test's arithmetic comparisons, whose operands bash evaluates as arithmetic inside `[[ … ]]`. */
 const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;

@@ -228,6 +228,12 @@ describe("Bash rules", () => {
     ["getopts -- ab PATH; npm test", "Bash(getopts *)"],
     ["unset NPM_CONFIG_IGNORE_SCRIPTS; npm test", "Bash(unset *)"],
     ["unset NPM_CONFIG_IGNORE_SCRIPTS -f; npm test", "Bash(unset *)"],
+    // zsh (Claude Code's Bash tool on macOS) ties `path` to PATH; `set -A NAME` fills an array.
+    ["read path; npm test", "Bash(read *)"],
+    ["read -A path <<< /tmp/x; npm test", "Bash(read *)"],
+    ["set -A path /tmp/x; npm test", "Bash(set *)"],
+    ["set -A PATH /tmp/x; npm test", "Bash(set *)"],
+    ["printf -v fpath /tmp/x; npm test", "Bash(printf *)"],
   ])("approves %j by no allow rule, as export PATH=…: the npm that runs is another", (command, allow) => {
     expect(allowListMatches([rule(allow), rule("Bash(npm test)")], bash(command))).toBe(false);
     expect(both("Bash(npm test)", bash(command))).toEqual({ any: true, all: false });
@@ -269,6 +275,8 @@ describe("Bash rules", () => {
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       ': "${1:?usage}"; npm test',
       "set -a; . ./.env; set +a; npm test",
+      "set -euo pipefail; npm test",
+      "set -A files a b; npm test",
     ])
       expect([command, allowListMatches(rules, bash(command))]).toEqual([command, true]);
   });
