@@ -322,6 +322,23 @@ const IN_NO_WORDS_CASE =
   "(?:[A-Z./-]{0,4096}[a-z][a-z./-]{0,4096}[A-Z]|[./-]{0,4096}[A-Z][./-]{0,4096}[A-Z][A-Z./-]{0,4096}[a-z])";
 
 /**
+ * A long flag that takes a credential: `--password X`, and one whose name ends in a credential's
+ * (`aws rds … --master-user-password X`, `az vm create … --admin-password X`, `--auth-token X`,
+ * `--client-secret X`, gpg's `--passphrase X`), which the `NAME=` shapes read only with a `=`.
+ */
+const FLAG_SECRET = "password|passwd|passphrase|token|secret|api-key";
+/**
+ * The words before a FLAG_SECRET that make a flag name no credential: a switch (`--no-password`,
+ * gh's `--show-token`, and `--with-token`, which reads stdin), a page's place (`aws …
+ * --starting-token`, `--next-token`, `--page-token`) or a tokenizer's special token (`--eos-token
+ * "</s>"`). A prefixed flag followed by another (`--manage-master-user-password --engine x`) or a
+ * redirection (`--with-token < f`) is a switch too. A variable (`--token "$T"`) stays, as after
+ * `NAME=`.
+ */
+const NOT_A_SECRET_FLAG =
+  "no|show|with|starting|next|page|continuation|pagination|pad|eos|bos|unk|sep|cls|mask";
+
+/**
  * `htpasswd` with `-b`, which takes the password as its last argument: the third after the flags
  * (`htpasswd -bc FILE USER PASSWORD`), or the second with `-n`, which writes no file (`htpasswd
  * -nbB USER PASSWORD`). `-C` and `-r` take a number.
@@ -420,7 +437,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1${MASK}`,
   ],
   [
-    /(--(?:password|passwd|token|secret|api-key)[= ])(?:'(?!\$)[^'\n]{1,4096}'|"(?!\$)[^"\n]{1,4096}"|['"]?[^\s'"]{1,4096})/gi,
+    new RegExp(
+      `(--(?:(?:[A-Za-z0-9]{1,32}-){1,4}(?:${FLAG_SECRET})(?<!-(?:${NOT_A_SECRET_FLAG})-(?:${FLAG_SECRET}))[= ](?![-<>|;&])|(?:${FLAG_SECRET})[= ]))(?!['"]?\\$)(?:'[^'\\n]{1,4096}'|"[^"\\n]{1,4096}"|['"]?[^\\s'"]{1,4096})`,
+      "gi",
+    ),
     `$1${MASK}`,
   ],
   // A password as a client's own flag: `mysql -pX`, `docker login -p X` (`-p=X` and `-pX` too, as

@@ -471,6 +471,37 @@ describe("maskString", () => {
       expect(maskString(text), text).toBe(masked || text);
   });
 
+  it("masks a long flag's credential spaced after a name ending in one, as with its =, and leaves switches", () => {
+    // With a `=` the NAME= shapes masked these; spaced, the value showed.
+    for (const [text, masked] of [
+      [
+        "aws rds create-db-instance --db-instance-identifier db1 --master-user-password Hunter2Pass --engine postgres",
+        `aws rds create-db-instance --db-instance-identifier db1 --master-user-password ${MASK} --engine postgres`,
+      ],
+      [
+        "az vm create -n vm1 --admin-username azureuser --admin-password 'P@ssw0rd 1234!'",
+        `az vm create -n vm1 --admin-username azureuser --admin-password ${MASK}`,
+      ],
+      [
+        "sentry-cli --auth-token sntrys_abc123def456 releases new 1",
+        `sentry-cli --auth-token ${MASK} releases new 1`,
+      ],
+      ["doctl auth init --access-token dop_v1_abc123", `doctl auth init --access-token ${MASK}`],
+      ["supabase db push --db-password Tr0ub4dor", `supabase db push --db-password ${MASK}`],
+      ["app --client-secret S3cr3tValue --tenant t", `app --client-secret ${MASK} --tenant t`],
+      ["gpg --batch --passphrase S3cr3tValue -d f.gpg", `gpg --batch --passphrase ${MASK} -d f.gpg`],
+      // Switches, pages' and tokenizers' tokens, flags naming where a secret is, variables.
+      ["pg_dump --no-password db && gh auth status --show-token", ""],
+      ["gh auth login --with-token < token.txt", ""],
+      ["aws s3api list-objects-v2 --bucket b --starting-token eyJNYXJrZXIiOiBudWxsfQ==", ""],
+      ['python train.py --eos-token "</s>" --pad-token "<pad>"', ""],
+      ["aws rds create-db-instance --manage-master-user-password --engine postgres", ""],
+      ["gpg --passphrase-fd 0 && app --token-file t.txt --secret-id db --password-stdin", ""],
+      ['app --auth-token "$AUTH_TOKEN" --admin-password $PW', ""],
+    ] as const)
+      expect(maskString(text), text).toBe(masked || text);
+  });
+
   it("masks a header in brackets up to its closing ones, which stay", () => {
     for (const [text, masked] of [
       ["[X-Api-Key: abc123def456ghi789]", `[X-Api-Key: ${MASK}]`],
@@ -1074,6 +1105,7 @@ describe("the quick test before the shapes", () => {
     "X-Api-Key",
     " -u ",
     "--password ",
+    "--master-user-password ",
     "Cookie",
     "'set-cookie': ['",
     "', '",
@@ -1223,6 +1255,7 @@ describe("the quick test before the shapes", () => {
       "gh secret set X -b abc",
       "aws ssm put-parameter --type SecureString --value abc",
       "--secret-string abc",
+      "--auth-token abc",
       "-passin pass:abc",
       "openssl enc -k abc",
       "echo abc | gh secret set X",
