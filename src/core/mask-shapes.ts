@@ -339,6 +339,12 @@ const NOT_A_SECRET_FLAG =
   "no|show|with|starting|next|page|continuation|pagination|pad|eos|bos|unk|sep|cls|mask";
 
 /**
+ * A command that reads a password from its stdin, as `docker login`, `helm registry login` and
+ * `oras login` do with `--password-stdin`: after the `|` that feeds it, up to the flag.
+ */
+const STDIN_LOGIN = "[^\\n;|&]{0,256}?[ \\t]--password-stdin\\b";
+
+/**
  * `htpasswd` with `-b`, which takes the password as its last argument: the third after the flags
  * (`htpasswd -bc FILE USER PASSWORD`), or the second with `-n`, which writes no file (`htpasswd
  * -nbB USER PASSWORD`). `-C` and `-r` take a number.
@@ -486,12 +492,14 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1${MASK}`,
   ],
   // Secrets a command stores: `gh secret set NAME --body X` (`-b X`, `<<< X`, and `echo X |`, as
-  // gh reads its stdin without a body), an SSM parameter's `--value X` when it is a `--type
-  // SecureString` (a String's is configuration, an AMI id or a URL, which an auditor reads),
-  // Secrets Manager's `--secret-string X` (not a `file://` to read it from), openssl's `-passin
-  // pass:X` (not `env:` or `file:`) and `-k X`, `-K X` or `-hmac X` (not `-kfile`), `npm config
-  // set //registry/:_authToken X`, and `vault login X` after its flags, `-name=value` or `-name
-  // value` as Go's flag package reads them (not its `-` for stdin, nor a method's `k=v`).
+  // gh reads its stdin without a body), a password a login reads from its stdin (`echo X | docker
+  // login -u me --password-stdin`, `<<< X` after the flag), an SSM parameter's `--value X` when
+  // it is a `--type SecureString` (a String's is configuration, an AMI id or a URL, which an
+  // auditor reads), Secrets Manager's `--secret-string X` (not a `file://` to read it from),
+  // openssl's `-passin pass:X` (not `env:` or `file:`) and `-k X`, `-K X` or `-hmac X` (not
+  // `-kfile`), `npm config set //registry/:_authToken X`, and `vault login X` after its flags,
+  // `-name=value` or `-name value` as Go's flag package reads them (not its `-` for stdin, nor a
+  // method's `k=v`).
   [
     new RegExp(
       `(\\bgh[ \\t]+secret[ \\t]+set\\b${commandRest("gh")}(?:[ \\t](?:--body(?:=|[ \\t]{1,4})|-b(?:=|[ \\t]{0,4}))|<<<[ \\t]{0,4}))${PASSWORD_ARG}`,
@@ -501,11 +509,16 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   [
     new RegExp(
-      `(\\b(?:echo(?:[ \\t]{1,4}-[neE]{1,3}){0,2}|printf[ \\t]{1,4}['"]?%s(?:\\\\n)?['"]?)[ \\t]{1,4})(?!-[neE]{1,3}[ \\t])${PASSWORD_ARG}(?=[ \\t]{0,4}\\|[ \\t]{0,4}gh[ \\t]+secret[ \\t]+set\\b)`,
+      `(\\b(?:echo(?:[ \\t]{1,4}-[neE]{1,3}){0,2}|printf[ \\t]{1,4}['"]?%s(?:\\\\n)?['"]?)[ \\t]{1,4})(?!-[neE]{1,3}[ \\t])${PASSWORD_ARG}(?=[ \\t]{0,4}\\|[ \\t]{0,4}(?:gh[ \\t]+secret[ \\t]+set\\b|${STDIN_LOGIN}))`,
       "g",
     ),
     `$1${MASK}`,
-    /\bgh[ \t]+secret[ \t]+set\b/,
+    /\bgh[ \t]+secret[ \t]+set\b|--password-stdin\b/,
+  ],
+  [
+    new RegExp(`((?<![\\w-])--password-stdin\\b[^\\n;|&]{0,256}?<<<[ \\t]{0,4})${PASSWORD_ARG}`, "g"),
+    `$1${MASK}`,
+    /--password-stdin\b/,
   ],
   [
     new RegExp(

@@ -368,6 +368,19 @@ describe("maskString", () => {
         `echo -n ${MASK} | gh secret set API_KEY --repo o/r`,
       ],
       ["printf '%s' S3cr3tValue | gh secret set API_KEY", `printf '%s' ${MASK} | gh secret set API_KEY`],
+      // A login reads the password from its stdin with --password-stdin, as gh does a secret.
+      [
+        "echo S3cr3tValue | docker login -u me --password-stdin ghcr.io",
+        `echo ${MASK} | docker login -u me --password-stdin ghcr.io`,
+      ],
+      [
+        "echo -n 'correct horse' | helm registry login r.example -u me --password-stdin",
+        `echo -n ${MASK} | helm registry login r.example -u me --password-stdin`,
+      ],
+      [
+        "docker login -u me --password-stdin <<< 'S3cr3tValue'",
+        `docker login -u me --password-stdin <<< ${MASK}`,
+      ],
       [
         "aws ssm put-parameter --name /prod/db --type SecureString --value S3cr3tValue",
         `aws ssm put-parameter --name /prod/db --type SecureString --value ${MASK}`,
@@ -459,6 +472,8 @@ describe("maskString", () => {
         "",
       ],
       ['echo "$TOKEN" | gh secret set API_KEY && cat key.txt | gh secret set API_KEY', ""],
+      ['echo "$PW" | docker login -u me --password-stdin && cat pw.txt | docker login --password-stdin', ""],
+      ['docker login -u me --password-stdin <<< "$PW" && echo done | tee log', ""],
       ["echo -n | gh secret set API_KEY", ""],
       [
         'openssl enc -d -aes-256-cbc -kfile key.txt -in b && openssl enc -k "$PASS" -in a && curl -k https://x',
@@ -1259,6 +1274,8 @@ describe("the quick test before the shapes", () => {
       "-passin pass:abc",
       "openssl enc -k abc",
       "echo abc | gh secret set X",
+      "echo abc | docker login --password-stdin",
+      "--password-stdin <<< abc",
       "vault login -address a abc",
       "zip -P abc",
       "7z a -pabc",
