@@ -472,6 +472,16 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [new RegExp(`((?<![\\w.-])7z[arz]?\\b[^\\n;|&]{0,256}?[ \\t]-p)${PASSWORD_ARG}`, "g"), `$1${MASK}`],
   [HTPASSWD, maskHtpasswd, /htpasswd/],
   [/(\bmachine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+)\S{1,256}/g, `$1${MASK}`],
+  // A password in SQL, as `psql -c "…"`, `mysql -e "…"` and a migration's file spell it:
+  // PostgreSQL's `CREATE ROLE … [ENCRYPTED] PASSWORD '…'` and `ALTER USER … PASSWORD '…'`,
+  // MySQL's `IDENTIFIED BY '…'` (`IDENTIFIED WITH plugin BY "…"`, its double quotes too). A
+  // literal's quote is doubled inside it. Not a variable (`'$PW'`), nor a literal starting with a
+  // blank, which is code around the word (`'Wrong password ' + name + '!'`).
+  [
+    /(\b(?:PASSWORD|IDENTIFIED(?:[ \t]+WITH[ \t]+\w{1,64})?[ \t]+BY)[ \t]+)(?:(')(?![\s$])(?:[^'\n]|''){1,4096}'|(?<=BY[ \t]+)(")(?![\s$])(?:[^"\n]|""){1,4096}")/gi,
+    `$1$2$3${MASK}$2$3`,
+    /password|identified/i,
+  ],
   // Credentials as other clients' files and flags spell them: .npmrc's `_auth=`, a docker
   // config.json's `"auth"` (base64 of user:password; its quotes escaped too, as a CI script's
   // `echo "{\"auths\": …}"` writes it), `curl -b` and `--cookie` with a cookie (not a cookie

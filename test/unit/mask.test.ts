@@ -486,6 +486,34 @@ describe("maskString", () => {
       expect(maskString(text), text).toBe(masked || text);
   });
 
+  it("masks a password in SQL, PostgreSQL's PASSWORD '…' and MySQL's IDENTIFIED BY '…', and leaves code around the word", () => {
+    // An agent creating a database user: the password showed.
+    for (const [text, masked] of [
+      [
+        `psql -c "ALTER USER app WITH PASSWORD 'N3w-Pass!'"`,
+        `psql -c "ALTER USER app WITH PASSWORD '${MASK}'"`,
+      ],
+      [
+        "CREATE ROLE app LOGIN ENCRYPTED PASSWORD 'it''s s3cret';",
+        `CREATE ROLE app LOGIN ENCRYPTED PASSWORD '${MASK}';`,
+      ],
+      ["create user app with password 'correct horse';", `create user app with password '${MASK}';`],
+      [
+        `mysql -e "CREATE USER 'app'@'%' IDENTIFIED BY 'N3w-Pass!'"`,
+        `mysql -e "CREATE USER 'app'@'%' IDENTIFIED BY '${MASK}'"`,
+      ],
+      [
+        `ALTER USER root@localhost IDENTIFIED WITH mysql_native_password BY "N3w-Pass!";`,
+        `ALTER USER root@localhost IDENTIFIED WITH mysql_native_password BY "${MASK}";`,
+      ],
+      // A variable, no literal, and code around the word.
+      [`psql -c "ALTER USER app PASSWORD '$PW'" && psql -c "ALTER ROLE app PASSWORD NULL"`, ""],
+      ["print('Wrong password ' + name + '!')", ""],
+      ['raise ValueError("Invalid password " + repr(x) + " given")', ""],
+    ] as const)
+      expect(maskString(text), text).toBe(masked || text);
+  });
+
   it("masks a long flag's credential spaced after a name ending in one, as with its =, and leaves switches", () => {
     // With a `=` the NAME= shapes masked these; spaced, the value showed.
     for (const [text, masked] of [
@@ -1120,6 +1148,7 @@ describe("the quick test before the shapes", () => {
     "X-Api-Key",
     " -u ",
     "--password ",
+    " IDENTIFIED BY '",
     "--master-user-password ",
     "Cookie",
     "'set-cookie': ['",
@@ -1271,6 +1300,8 @@ describe("the quick test before the shapes", () => {
       "aws ssm put-parameter --type SecureString --value abc",
       "--secret-string abc",
       "--auth-token abc",
+      "IDENTIFIED BY 'abc'",
+      "PASSWORD 'abc'",
       "-passin pass:abc",
       "openssl enc -k abc",
       "echo abc | gh secret set X",
