@@ -339,6 +339,13 @@ const NOT_A_SECRET_FLAG =
   "no|show|with|starting|next|page|continuation|pagination|pad|eos|bos|unk|sep|cls|mask";
 
 /**
+ * What BuildKit's and Swarm's `--secret` takes: where a secret is, not the secret (`docker build
+ * --secret id=npmrc,src=$HOME/.npmrc`, `--secret type=env,id=KEY`, `docker service create
+ * --secret source=db_pw,target=pw`), which an auditor reads to know what a build was given.
+ */
+const SECRET_MOUNT = "(?:id|src|source|type|env|target)=";
+
+/**
  * A command that reads a password from its stdin, as `docker login`, `helm registry login` and
  * `oras login` do with `--password-stdin`: after the `|` that feeds it, up to the flag.
  */
@@ -444,7 +451,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   [
     new RegExp(
-      `(--(?:(?:[A-Za-z0-9]{1,32}-){1,4}(?:${FLAG_SECRET})(?<!-(?:${NOT_A_SECRET_FLAG})-(?:${FLAG_SECRET}))[= ](?![-<>|;&])|(?:${FLAG_SECRET})[= ]))(?!['"]?\\$)(?:'[^'\\n]{1,4096}'|"[^"\\n]{1,4096}"|['"]?[^\\s'"]{1,4096})`,
+      `(--(?:(?:[A-Za-z0-9]{1,32}-){1,4}(?:${FLAG_SECRET})(?<!-(?:${NOT_A_SECRET_FLAG})-(?:${FLAG_SECRET}))[= ](?![-<>|;&])|(?:${FLAG_SECRET})[= ]))(?!['"]?(?:\\$|${SECRET_MOUNT}))(?:'[^'\\n]{1,4096}'|"[^"\\n]{1,4096}"|['"]?[^\\s'"]{1,4096})`,
       "gi",
     ),
     `$1${MASK}`,

@@ -541,6 +541,10 @@ describe("maskString", () => {
       ["aws rds create-db-instance --manage-master-user-password --engine postgres", ""],
       ["gpg --passphrase-fd 0 && app --token-file t.txt --secret-id db --password-stdin", ""],
       ['app --auth-token "$AUTH_TOKEN" --admin-password $PW', ""],
+      // BuildKit's and Swarm's --secret takes where a secret is: it was masked whole.
+      ["docker build --secret id=npmrc,src=$HOME/.npmrc -t app .", ""],
+      ['docker buildx build --secret "type=env,id=KEY,env=MY_KEY" .', ""],
+      ["docker service create --secret source=db_pw,target=pw nginx", ""],
     ] as const)
       expect(maskString(text), text).toBe(masked || text);
   });
