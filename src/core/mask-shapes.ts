@@ -458,7 +458,9 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   // A password as a client's own flag: `mysql -pX`, `docker login -p X` (`-p=X` and `-pX` too, as
   // its flags' parser reads them; `az login -p X`), `sshpass -p X`, `redis-cli -a X`, `zip -P X`,
-  // `7z a -pX`, `htpasswd -b FILE USER X`, and a .netrc line.
+  // `7z a -pX`, `htpasswd -b FILE USER X`, `mongosh -p X` (not its `-p` alone, which prompts),
+  // SQL Server's `sqlcmd -P X`, keytool's and jarsigner's `-storepass X` and `-keypass X` (each of
+  // them: a command often has both; not `-storepass:env NAME`), and a .netrc line.
   [
     new RegExp(`(\\b(?:mysql|mysqldump|mariadb)\\b[^\\n;|&]{0,256}?[ \\t]-p)(?![ \\t])${PASSWORD_ARG}`, "g"),
     `$1${MASK}`,
@@ -478,6 +480,27 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   [new RegExp(`((?<![\\w.-])7z[arz]?\\b[^\\n;|&]{0,256}?[ \\t]-p)${PASSWORD_ARG}`, "g"), `$1${MASK}`],
   [HTPASSWD, maskHtpasswd, /htpasswd/],
+  [
+    new RegExp(
+      `((?<![\\w.-])mongo(?:sh|dump|restore|export|import|stat|top)?(?![\\w.-])[^\\n;|&]{0,256}?[ \\t]-p[ \\t]{1,4})(?!-)${PASSWORD_ARG}`,
+      "g",
+    ),
+    `$1${MASK}`,
+    /mongo/,
+  ],
+  [
+    new RegExp(`(\\b(?:sqlcmd|bcp)\\b[^\\n;|&]{0,256}?[ \\t]-P[ \\t]{0,4})(?!-)${PASSWORD_ARG}`, "g"),
+    `$1${MASK}`,
+    /sqlcmd|bcp/,
+  ],
+  [
+    new RegExp(
+      `((?<![\\w-])-(?:src|dest)?(?:storepass|keypass)(?<=\\b(?:keytool|jarsigner)\\b[^\\n;|&]{0,512})[ \\t]{1,4})${PASSWORD_ARG}`,
+      "g",
+    ),
+    `$1${MASK}`,
+    /storepass|keypass/,
+  ],
   [/(\bmachine[ \t]+\S{1,256}[ \t]+login[ \t]+\S{1,256}[ \t]+password[ \t]+)\S{1,256}/g, `$1${MASK}`],
   // A password in SQL, as `psql -c "…"`, `mysql -e "…"` and a migration's file spell it:
   // PostgreSQL's `CREATE ROLE … [ENCRYPTED] PASSWORD '…'` and `ALTER USER … PASSWORD '…'`,

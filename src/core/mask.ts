@@ -44,7 +44,7 @@ export async function loadMaskShapes(): Promise<void> {
  * command or a file path, have none. test/unit/mask.test.ts checks the superset property.
  */
 export const MAY_HOLD_SECRET =
-  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xoxe[.-]|hf_|pypi-|\bsg\.|xapp-|sk-|[sr]k_|npm_|AIza|gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|ffct)-|whsec_|hv[sbr]\.|eyJ|hooks\.slack\.com|webhooks\/|api\.telegram\.org|bearer|basic|token|@|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|(?:app|signing|encryption|master)_?key|_key(?:_[a-z0-9]{1,32}){0,2}(?:=|:[ \t])|credential|cookie|auth|-key|identified|curl|mysql|mariadb|openssl|login|put-parameter|pass:|(?<![\w.-])(?:un)?zip\b|(?<![\w.-])7z|sshpass|redis-cli|key-data|from-literal|pwd[ \t]{0,4}=|accountkey|sig=|signature=|(?:[?#&;]|\\u0026)(?:pass|key|code|session(?:[_-]?id)?|(?:php)?sessid|jsessionid)=/i;
+  /PRIVATE KEY|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|xoxe[.-]|hf_|pypi-|\bsg\.|xapp-|sk-|[sr]k_|npm_|AIza|gl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent|ffct)-|whsec_|hv[sbr]\.|eyJ|hooks\.slack\.com|webhooks\/|api\.telegram\.org|bearer|basic|token|@|passw|passphrase|secret|_pass|_pwd|api[_-]?key|access_?key|private_?key|(?:app|signing|encryption|master)_?key|_key(?:_[a-z0-9]{1,32}){0,2}(?:=|:[ \t])|credential|cookie|auth|-key|identified|mongo|sqlcmd|bcp|storepass|keypass|curl|mysql|mariadb|openssl|login|put-parameter|pass:|(?<![\w.-])(?:un)?zip\b|(?<![\w.-])7z|sshpass|redis-cli|key-data|from-literal|pwd[ \t]{0,4}=|accountkey|sig=|signature=|(?:[?#&;]|\\u0026)(?:pass|key|code|session(?:[_-]?id)?|(?:php)?sessid|jsessionid)=/i;
 
 export function maskString(text: string): string {
   return MAY_HOLD_SECRET.test(text) ? maskShapes(text) : text;

@@ -486,6 +486,37 @@ describe("maskString", () => {
       expect(maskString(text), text).toBe(masked || text);
   });
 
+  it("masks the passwords of mongosh's -p, sqlcmd's -P and keytool's -storepass and -keypass, each of them", () => {
+    for (const [text, masked] of [
+      [
+        "mongosh mongodb://db -u admin -p S3cretPass --authenticationDatabase admin",
+        `mongosh mongodb://db -u admin -p ${MASK} --authenticationDatabase admin`,
+      ],
+      ["mongodump -u admin -p 'correct horse' --out /b", `mongodump -u admin -p ${MASK} --out /b`],
+      [
+        "sqlcmd -S localhost -U sa -P 'Str0ng!Pass' -Q 'SELECT 1'",
+        `sqlcmd -S localhost -U sa -P ${MASK} -Q 'SELECT 1'`,
+      ],
+      [
+        "keytool -genkeypair -keystore k.jks -storepass S3cretPass -keypass S3cretKey -dname CN=x",
+        `keytool -genkeypair -keystore k.jks -storepass ${MASK} -keypass ${MASK} -dname CN=x`,
+      ],
+      [
+        "keytool -importkeystore -srckeystore a.p12 -srcstorepass S1pass -deststorepass S2pass",
+        `keytool -importkeystore -srckeystore a.p12 -srcstorepass ${MASK} -deststorepass ${MASK}`,
+      ],
+      [
+        "jarsigner -keystore k.jks -storepass S3cretPass app.apk key",
+        `jarsigner -keystore k.jks -storepass ${MASK} app.apk key`,
+      ],
+      // -p alone (a prompt), a port, a variable, keytool's other sources, another command's flag.
+      ["mongosh -u admin -p --authenticationDatabase admin && docker run -d -p 27017:27017 mongo:7", ""],
+      ['sqlcmd -S db -U sa -P "$SA_PASSWORD" && keytool -list -keystore k.jks -storepass:env STOREPASS', ""],
+      ["echo -storepass x", ""],
+    ] as const)
+      expect(maskString(text), text).toBe(masked || text);
+  });
+
   it("masks a password in SQL, PostgreSQL's PASSWORD '…' and MySQL's IDENTIFIED BY '…', and leaves code around the word", () => {
     // An agent creating a database user: the password showed.
     for (const [text, masked] of [
@@ -1153,6 +1184,10 @@ describe("the quick test before the shapes", () => {
     " -u ",
     "--password ",
     " IDENTIFIED BY '",
+    "mongosh -p ",
+    "keytool -storepass ",
+    " -keypass ",
+    "sqlcmd -P",
     "--master-user-password ",
     "Cookie",
     "'set-cookie': ['",
@@ -1306,6 +1341,9 @@ describe("the quick test before the shapes", () => {
       "--auth-token abc",
       "IDENTIFIED BY 'abc'",
       "PASSWORD 'abc'",
+      "mongosh -p abc",
+      "sqlcmd -P abc",
+      "keytool -storepass abc",
       "-passin pass:abc",
       "openssl enc -k abc",
       "echo abc | gh secret set X",
