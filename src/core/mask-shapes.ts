@@ -641,11 +641,11 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     `$1=${MASK}`,
     ENV_KEY_GATE,
   ],
-  // A spaced = before a quoted literal (terraform.tfvars, settings.py, `const password = "x"`), not a
-  // name of one (`SECRET_NAME = "prod/db"`).
+  // A spaced = before a quoted literal (terraform.tfvars, settings.py, `const password = "x"`, Go's
+  // `password := "x"`), not a name of one (`SECRET_NAME = "prod/db"`).
   [
     new RegExp(
-      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))([ \\t]{1,4}=[ \\t]{0,4}|=[ \\t]{1,4})(?:"(?!\\$[({A-Za-z_])(?:[^"\\\\\\n]|\\\\.){1,4096}"|'[^'\\n]{1,4096}')`,
+      `\\b(?![A-Za-z0-9_]{0,64}TOKENS\\b)([A-Za-z0-9_]{0,64}(?:${NAMED})[A-Za-z0-9_]{0,64})(?<!_(?:${NOT_A_VALUE}))([ \\t]{1,4}:?=[ \\t]{0,4}|:?=[ \\t]{1,4})(?:"(?!\\$[({A-Za-z_])(?:[^"\\\\\\n]|\\\\.){1,4096}"|'[^'\\n]{1,4096}')`,
       "gi",
     ),
     `$1$2"${MASK}"`,
@@ -687,6 +687,19 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
     ),
     `$1${MASK}`,
     ENV_KEY_GATE,
+  ],
+  // A secret's name in capitals, quoted, then its value quoted: a call's first two arguments
+  // (WordPress's `define('DB_PASSWORD', '…')`, Go's `os.Setenv`) and an environment's entry set
+  // (`os.environ['API_KEY'] = '…'`, Ruby's `ENV['API_KEY'] ||= '…'`). Not a variable, nor another
+  // name (a list of the variables a program needs, `['API_KEY', 'DB_PASSWORD']`). wp-config.php
+  // aligns its values with up to a few dozen blanks.
+  [
+    new RegExp(
+      `((["'])(?![A-Z0-9_]{0,64}TOKENS\\2)(?:[A-Z0-9_]{0,64}(?:${NAMED})[A-Z0-9_]{0,64}|${ENV_KEY})(?<!_(?:${NOT_A_VALUE}))\\2(?:[ \\t]{0,8},|\\][ \\t]{0,8}\\|{0,2}=)[ \\t]{0,32})(["'])(?!\\$|[A-Z][A-Z0-9_]{0,64}\\3)(?:(?!\\3)[^\\\\\\n]|\\\\.){1,4096}\\3`,
+      "g",
+    ),
+    `$1$3${MASK}$3`,
+    /["'][ \t]{0,8}(?:,|\][ \t]{0,8}\|{0,2}=)/,
   ],
   // A key ending in a secret's name before a quoted literal: JSON's, a header's name with a dash
   // too (`{"X-Api-Key": "…"}` in a requests call), a Python dict's in single quotes (`{'password':

@@ -84,6 +84,9 @@ describe("maskString", () => {
     ['db_password = "s3cr3tpass"', "s3cr3tpass"],
     ['const password = "s3cr3tpass";', "s3cr3tpass"],
     ['$env:DB_PASSWORD = "s3cr3tpass"', "s3cr3tpass"],
+    // Go's short variable declaration (and Python's walrus) spells the spaced = as :=.
+    ['dbPassword := "s3cr3tpass"', "s3cr3tpass"],
+    ['if (api_key := "a1b2c3d4e5") != "":', "a1b2c3d4e5"],
     [
       "curl -X POST https://api.example.com/v1/deploy \\\n  -u admin:s3cr3tpass \\\n  -d @body.json",
       "s3cr3tpass",
@@ -482,6 +485,24 @@ describe("maskString", () => {
       ['npm config set //registry.npmjs.org/:_authToken "$NPM_TOKEN"', ""],
       ["see https://core.telegram.org/bots/api", ""],
       ["curl -H 'Authorization: Bearer \\\n  $TOKEN' https://x && ARG TOKEN \\\n  --build-arg X", ""],
+    ] as const)
+      expect(maskString(text), text).toBe(masked || text);
+  });
+
+  it("masks a value after a secret's quoted name in capitals as a call's argument or an environment's entry", () => {
+    for (const [text, masked] of [
+      ["define('DB_PASSWORD', 'S3cretPass99');", `define('DB_PASSWORD', '${MASK}');`],
+      [
+        "define( 'AUTH_KEY',         'put your unique phrase here' );",
+        `define( 'AUTH_KEY',         '${MASK}' );`,
+      ],
+      ['os.Setenv("API_KEY", "S3cretPass99")', `os.Setenv("API_KEY", "${MASK}")`],
+      ['os.environ["OPENAI_API_KEY"] = "S3cretPass99"', `os.environ["OPENAI_API_KEY"] = "${MASK}"`],
+      ["ENV['STRIPE_SECRET'] ||= 'S3cretPass99'", `ENV['STRIPE_SECRET'] ||= '${MASK}'`],
+      // A list of names, a name of data, a name of where a secret is, code, a variable, nothing.
+      ['required = ["API_KEY", "DB_PASSWORD", "HOST"]', ""],
+      ["define('DB_NAME', 'wordpress'); define('SORT_KEY', 'x'); define('TOKEN_TTL', '3600');", ""],
+      ['os.Setenv("API_KEY", os.Getenv("X")) && os.environ.get("API_KEY", "") && define("SECRET", "$s")', ""],
     ] as const)
       expect(maskString(text), text).toBe(masked || text);
   });
@@ -1184,6 +1205,8 @@ describe("the quick test before the shapes", () => {
     " -u ",
     "--password ",
     " IDENTIFIED BY '",
+    "define('DB_PASSWORD', '",
+    "['NONCE_KEY'] = '",
     "mongosh -p ",
     "keytool -storepass ",
     " -keypass ",
@@ -1341,6 +1364,8 @@ describe("the quick test before the shapes", () => {
       "--auth-token abc",
       "IDENTIFIED BY 'abc'",
       "PASSWORD 'abc'",
+      "define('NONCE_KEY', 'abc')",
+      "ENV['API_KEY'] = 'abc'",
       "mongosh -p abc",
       "sqlcmd -P abc",
       "keytool -storepass abc",
