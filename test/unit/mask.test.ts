@@ -380,6 +380,19 @@ describe("maskString", () => {
         "echo -n 'correct horse' | helm registry login r.example -u me --password-stdin",
         `echo -n ${MASK} | helm registry login r.example -u me --password-stdin`,
       ],
+      // And a secret store that reads the value from its stdin.
+      [
+        "echo -n S3cr3tValue | npx wrangler secret put API_KEY",
+        `echo -n ${MASK} | npx wrangler secret put API_KEY`,
+      ],
+      [
+        "echo S3cr3tValue | vercel env add API_KEY production",
+        `echo ${MASK} | vercel env add API_KEY production`,
+      ],
+      [
+        "echo -n S3cr3tValue | gcloud secrets versions add db-pass --data-file=-",
+        `echo -n ${MASK} | gcloud secrets versions add db-pass --data-file=-`,
+      ],
       [
         "docker login -u me --password-stdin <<< 'S3cr3tValue'",
         `docker login -u me --password-stdin <<< ${MASK}`,
@@ -477,6 +490,8 @@ describe("maskString", () => {
       ['echo "$TOKEN" | gh secret set API_KEY && cat key.txt | gh secret set API_KEY', ""],
       ['echo "$PW" | docker login -u me --password-stdin && cat pw.txt | docker login --password-stdin', ""],
       ['docker login -u me --password-stdin <<< "$PW" && echo done | tee log', ""],
+      ["jq -c . policy.json | npx wrangler secret put HOOKGATE_POLICY && echo hi | wrangler deploy", ""],
+      ["echo -n hello | gcloud secrets create db-pass --data-file=secret.txt", ""],
       ["echo -n | gh secret set API_KEY", ""],
       [
         'openssl enc -d -aes-256-cbc -kfile key.txt -in b && openssl enc -k "$PASS" -in a && curl -k https://x',
@@ -1373,6 +1388,7 @@ describe("the quick test before the shapes", () => {
       "openssl enc -k abc",
       "echo abc | gh secret set X",
       "echo abc | docker login --password-stdin",
+      "echo abc | vercel env add X",
       "--password-stdin <<< abc",
       "vault login -address a abc",
       "zip -P abc",
