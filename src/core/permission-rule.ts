@@ -1078,10 +1078,17 @@ function anchorBases(
       // Claude Code reads a pattern with no anchor (`*.md`, `**/x`) from the cwd, where a path
       // outside it matches none: an allow rule approves no more. A deny-style one reads it
       // anywhere on the disk, to fail safe. The cwd itself (a Glob's or Grep's directory when it
-      // names none) is read by its name, as before: `Read(*)` still approves a Glob of `*` there.
-      if (!deny) return cwd === undefined ? [] : [path === cwd ? "/" : cwd];
+      // names none) is read by its name: `Read(*)` still approves a Glob of `*` there. By its name
+      // alone, from the directory above it: read from `/`, `Read(src)` approved a Grep of all of
+      // /home/dev/src/app, its .env too, for a directory named src above it.
+      if (!deny) return cwd === undefined ? [] : [path === cwd ? parentOf(cwd) : cwd];
       return [path.startsWith("/") ? "/" : ""];
   }
+}
+
+/** The directory above an absolute, normalized `path`; `/` for `/` itself. */
+function parentOf(path: string): string {
+  return path.slice(0, path.lastIndexOf("/")) || "/";
 }
 
 /** Whether the path, or a directory above it (gitignore: a matched directory covers its contents), matches. */

@@ -525,6 +525,17 @@ describe("path rules", () => {
     expect(both("Read(*)", at("Glob", { pattern: "*" }))).toEqual({ any: true, all: true });
     expect(both("Read(**/*)", at("Glob", { pattern: "**/*", path: "/p" }))).toEqual({ any: true, all: true });
     expect(both("Read(*.ts)", at("Glob", { pattern: "*.ts" }))).toEqual({ any: true, all: false });
+    // By its name alone: a directory above the cwd named as the pattern does not approve a search
+    // of all of it (its .env too, which the rule does not approve).
+    const app = { cwd: "/home/dev/src/app" };
+    const searchAll = at("Grep", { pattern: "password", path: "/home/dev/src/app" }, app);
+    expect(both("Read(src)", searchAll)).toEqual({ any: true, all: false });
+    expect(both("Read(home)", at("Glob", { pattern: "**/*" }, app))).toEqual({ any: true, all: false });
+    expect(both("Read(src)", at("Read", { file_path: "/home/dev/src/app/.env" }, app))).toEqual({
+      any: true,
+      all: false,
+    });
+    expect(both("Read(app)", searchAll)).toEqual({ any: true, all: true });
     const memory = at("Write", { file_path: "/home/dev/.claude/CLAUDE.md", content: "" });
     expect(both("Edit(*.md)", memory)).toEqual({ any: true, all: false });
     const settings = at("Write", { file_path: "/home/dev/.claude/settings.json", content: "{}" });
