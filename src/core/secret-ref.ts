@@ -32,14 +32,15 @@ export const HEADER_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
 /**
  * How a message names the variable a token's `env` or an `"env:NAME"` value gives, or undefined
  * when it should not: a name no shell can export (`env:sk-ant-…`), or one that reads as a secret
- * rather than a name (letters of both cases with digits, or 20 characters or more without an `_`),
+ * rather than a name (letters of both cases with digits, or 20 characters or more in a row without
+ * an `_`: a token's random part after its prefix, `hf_` and 34 letters, `shpat_` and 32 hex digits),
  * may be the secret itself, pasted where its variable's name belongs, and a policy's warnings reach
  * logs. Such a name is said as UNREPEATED_NAME; the warning's path says where it is.
  */
 export function nameToShow(name: string): string | undefined {
   if (!ENV_NAME.test(name)) return undefined;
   const mixed = /[a-z]/.test(name) && /[A-Z]/.test(name) && /[0-9]/.test(name);
-  return mixed || (name.length >= 20 && !name.includes("_")) ? undefined : name;
+  return mixed || /[^_]{20}/.test(name) ? undefined : name;
 }
 
 export const UNREPEATED_NAME =

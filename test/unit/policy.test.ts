@@ -465,6 +465,19 @@ describe("loadPolicy", () => {
     );
   });
 
+  it("does not repeat a pasted token whose random part has no digit or no capital after its prefix's _", async () => {
+    // Hugging Face's tokens are hf_ and 34 letters, Shopify's shpat_ and 32 lower-case hex digits:
+    // neither has letters of both cases with digits, nor 20 characters with no _ in all.
+    const pasted = ["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", "shpat_0123456789abcdef0123456789abcdef"];
+    const { warnings } = await loaded({
+      version: 1,
+      rules: [],
+      models: { m: { provider: "openai", model: "x", apiKey: `env:${pasted[0]}`, url: `env:${pasted[1]}` } },
+    });
+    expect(warnings.length).toBeGreaterThan(0);
+    for (const secret of pasted) expect(JSON.stringify(warnings.map((w) => w.message))).not.toContain(secret);
+  });
+
   it("warns that a Discord URL given with /slack, inline or from a variable, is posted to without it", async () => {
     const document = {
       version: 1,
