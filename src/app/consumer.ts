@@ -9,7 +9,7 @@ import { type DeliveryJob, deadLetterAttempts, isDeliveryJob, thrownOutcome } fr
 import { errorMessage } from "../core/errors.js";
 import type { Logger, Metrics } from "../core/ports.js";
 import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
-import { toldFailure } from "../core/recurring-failure.js";
+import { type ToldFailure, toldFailure } from "../core/recurring-failure.js";
 import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
 import { reportDeadLetter } from "./dead-letter.js";
 import type { Deliverer } from "./deliver.js";
@@ -46,6 +46,11 @@ export function startConsumer(
     metrics?: Metrics | undefined;
     /** A monotonic clock in ms, for how often a failing receive is logged; performance.now() by default. */
     monotonic?: () => number;
+    /**
+     * How a failing receive, and its end, are told: by default "queue receive failed" logged as
+     * `toldFailure` does. `serve`'s delivery thread adds what to do, and tells /healthz.
+     */
+    receiveFailures?: ToldFailure;
   },
   options: ConsumerOptions = {},
 ): Consumer {
@@ -226,13 +231,15 @@ export function startConsumer(
   // Up to batchSize jobs in flight, each settled on its own: a sink that hangs holds one slot
   // for its timeout, not the whole batch, and a freed slot is filled at once.
   const inFlight = new Set<Promise<void>>();
-  const receiveFailures = toldFailure(
-    deps.logger,
-    "error",
-    "queue receive failed",
-    "queue receive works again",
-    deps.monotonic ?? (() => performance.now()),
-  );
+  const receiveFailures =
+    deps.receiveFailures ??
+    toldFailure(
+      deps.logger,
+      "error",
+      "queue receive failed",
+      "queue receive works again",
+      deps.monotonic ?? (() => performance.now()),
+    );
   const perSink = Math.max(1, options.perSink ?? Math.ceil(batchSize / 2));
   const bySink = new Map<string, number>();
   const saturated = () => [...bySink].filter(([, n]) => n >= perSink).map(([sink]) => sink);

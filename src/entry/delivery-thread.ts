@@ -276,26 +276,9 @@ async function start(): Promise<void> {
     random: Math.random,
     hmac: nodeHmacSha256,
   });
-  const deliver = () => {
-    const started = startConsumer({ queue, deliverer, logger, metrics, monotonic });
-    poke = started.poke;
-    return started;
-  };
-  /** `serve` listens (delivery-thread-host.ts `deliver`): the thread delivers; before, it does not. */
-  let delivering = data.delivering;
-  let consumer = delivering ? deliver() : undefined;
-
-  // A queue file that fails every read (damaged, locked, on a full disk) fails every drain, each
-  // second: told when it starts, with what to do, then once a minute (every failure is counted).
-  const intakeFailures = toldFailure(
-    logger,
-    "error",
-    "could not take journaled jobs into the queue; will try again",
-    "journaled jobs are taken into the queue again",
-    monotonic,
-  );
   // What keeps the queue file from being used, by what found it (the journal's intake, the
-  // queue's gauges): the answering thread's /healthz says the first, as it changes.
+  // consumer's receive, the queue's gauges): the answering thread's /healthz says the first, as
+  // it changes.
   const troubles = new Map<string, DeliveryTrouble>();
   let toldTrouble = "null";
   const setTrouble = (source: string, trouble: DeliveryTrouble | undefined) => {
@@ -314,6 +297,42 @@ async function start(): Promise<void> {
     failures.failed(error, fix === undefined ? undefined : { fix });
     if (source !== undefined) setTrouble(source, { delivery: "failing", error, fix });
   };
+
+  // A queue file that cannot be written (locked, on a full disk) fails every receive while its
+  // gauges still read and, with no new event, the journal has nothing to take in: the receive
+  // alone finds it, and the jobs due wait.
+  const receiveLog = toldFailure(
+    logger,
+    "error",
+    "queue receive failed",
+    "queue receive works again",
+    monotonic,
+  );
+  const receiveFailures: ToldFailure = {
+    failed: (error) => failedWithFix(receiveLog, error, "receive"),
+    worked: () => {
+      receiveLog.worked();
+      if (troubles.has("receive")) setTrouble("receive", undefined);
+    },
+  };
+  const deliver = () => {
+    const started = startConsumer({ queue, deliverer, logger, metrics, monotonic, receiveFailures });
+    poke = started.poke;
+    return started;
+  };
+  /** `serve` listens (delivery-thread-host.ts `deliver`): the thread delivers; before, it does not. */
+  let delivering = data.delivering;
+  let consumer = delivering ? deliver() : undefined;
+
+  // A queue file that fails every read (damaged, locked, on a full disk) fails every drain, each
+  // second: told when it starts, with what to do, then once a minute (every failure is counted).
+  const intakeFailures = toldFailure(
+    logger,
+    "error",
+    "could not take journaled jobs into the queue; will try again",
+    "journaled jobs are taken into the queue again",
+    monotonic,
+  );
   const drainAll = () =>
     journal.drain().then(
       () => {

@@ -1216,4 +1216,29 @@ describe("a data dir that cannot be used", () => {
     expect(await (await fetch(`${server.url}/healthz`)).json()).not.toHaveProperty("delivery");
     await untilGauge(server, "hookgate_intake_backlog_bytes", (bytes) => bytes === 0);
   }, 90_000);
+
+  it("says on /healthz that its queued jobs cannot be received while no new event comes to fail the intake", async () => {
+    const { receiver, server } = await deliveringGateway();
+
+    // The queue file cannot be written (another process holds its write lock; a full disk the
+    // same): the gauges still read it and the journal has nothing new to take in, so only the
+    // receive of the jobs due fails. /healthz said "ok", and doctor passed, while every retry
+    // waited, a failure the log alone told.
+    const lock = new Database(join(server.dataDir, "queue.sqlite"));
+    cleanups.push(async () => lock.close());
+    lock.exec("BEGIN IMMEDIATE");
+    const failed = await server.waitForLine((l) => l.msg === "queue receive failed", 30_000);
+    expect(failed.error).toContain("database is locked");
+    const locked = (await (await fetch(`${server.url}/healthz`)).json()) as Record<string, string>;
+    expect(locked).toMatchObject({ status: "ok", delivery: "failing", deliveryError: failed.error });
+    // And what to do, in the line as on /healthz.
+    expect(failed.fix).toContain("another process holds that file locked");
+    expect(locked.deliveryFix).toBe(failed.fix);
+    lock.exec("ROLLBACK");
+
+    await server.waitForLine((l) => l.msg === "queue receive works again", 30_000);
+    expect((await post(server, bash("pwd", "PostToolUse"))).status).toBe(200);
+    await until(() => receiver.unique.length === 2, "a delivery after the lock is released");
+    expect(await (await fetch(`${server.url}/healthz`)).json()).not.toHaveProperty("delivery");
+  }, 90_000);
 });
