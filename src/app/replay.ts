@@ -156,7 +156,8 @@ export interface ReadRecords {
  * Hook records from any of: plain JSONL records (`serve --record`); log lines
  * `{"msg":"hook record","record":{...}}`, alone or behind a text prefix (Lambda's
  * `time\trequestId\tINFO\t{...}`); pretty-printed JSON values one after another
- * (`wrangler tail --format json`, whose `logs[].message[]` hold the log lines as strings); and
+ * (`wrangler tail --format json`, whose `logs[].message[]` hold the log lines as strings), or on
+ * one line (Firehose's CloudWatch Logs files); and
  * JSON documents that hold such lines as strings (CloudWatch exports). Everything else is skipped.
  */
 export function readRecords(text: string): ReadRecords {
@@ -415,32 +416,40 @@ function createValueReader(limit: number, hold: number) {
       if (i >= text.length) return;
       const c = text.charAt(i);
       const opens = c === "{" || c === "[";
-      // The whole line (JSONL), or the line from one of its `{` on (a text prefix such as
-      // Lambda's `time\trequestId\tINFO\t`).
-      for (let start = opens ? i : text.indexOf("{", i); start !== -1; start = text.indexOf("{", start + 1)) {
+      const whole = opens ? tryParse(text.slice(i)) : undefined;
+      if (whole) return void out.push({ ok: true, value: whole.value, line });
+      // A value that starts the line and ends before its end, values after it (`{…}{…}`, as
+      // Firehose writes CloudWatch Logs to S3, or the rest of a pretty-printed value's last
+      // line): read in turn. Looked for from a later `{` first, only the last of them was read,
+      // and the others counted as one record cut short.
+      const balance = { depth: 0, inString: false };
+      const end = opens ? balancedEnd(balance, text, i) : undefined;
+      const first = end === undefined ? undefined : tryParse(text.slice(i, end));
+      if (end !== undefined && first) {
+        out.push({ ok: true, value: first.value, line });
+        i = end;
+        continue;
+      }
+      // The line from one of its `{` on (a text prefix such as Lambda's `time\trequestId\tINFO\t`).
+      const after = opens ? i + 1 : i;
+      for (let start = text.indexOf("{", after); start !== -1; start = text.indexOf("{", start + 1)) {
         const parsed = tryParse(text.slice(start));
         if (!parsed) continue;
         // A line that opens as a JSON object yet parses only from a later `{`: a record cut short
         // (a write a crash or a full disk ended), the next one appended to it. Counted, not lost.
-        if (c === "{" && start > i) out.push({ ok: false, line, looksLikeJson: true });
+        if (c === "{") out.push({ ok: false, line, looksLikeJson: true });
         out.push({ ok: true, value: parsed.value, line });
         return;
       }
       // `[` is left out: text logs start lines with `[INFO]` and the like.
       const rest = text.slice(i);
       if (!opens) return void out.push({ ok: false, line, looksLikeJson: looksLikeRecord(rest) });
-      // A value that starts the line and ends before its end, or spans several (pretty-printed,
-      // as `wrangler tail --format json` prints).
-      const balance = { depth: 0, inString: false };
-      const end = balancedEnd(balance, text, i);
+      // A value that spans several lines (pretty-printed, as `wrangler tail --format json` prints).
       if (end === undefined) {
         open = { line, first: rest, later: [], chars: rest.length, indented: false, balance };
         return;
       }
-      const parsed = tryParse(text.slice(i, end));
-      if (!parsed) return void out.push({ ok: false, line, looksLikeJson: looksLikeRecord(rest) });
-      out.push({ ok: true, value: parsed.value, line });
-      i = end;
+      return void out.push({ ok: false, line, looksLikeJson: looksLikeRecord(rest) });
     }
   };
 

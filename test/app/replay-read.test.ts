@@ -194,6 +194,30 @@ describe("streamRecords", () => {
     expect(pretty.unparsed).toEqual({ count: 1, firstLine: 1 });
   });
 
+  it("reads every value of a line that holds several one after another (Firehose's CloudWatch Logs on S3)", async () => {
+    // Firehose writes each batch of log events as a JSON object, with nothing between them.
+    const lines = TRAFFIC.trim().split("\n");
+    const batch = (records: readonly string[]) =>
+      JSON.stringify({
+        messageType: "DATA_MESSAGE",
+        logGroup: "/aws/lambda/hookgate-prod-http",
+        logEvents: records.map((r, id) => ({
+          id: String(id),
+          timestamp: 0,
+          message: `2026-11-29T23:21:02.526Z\treq\tINFO\t${JSON.stringify({ level: "info", msg: "hook record", record: JSON.parse(r) })}\n`,
+        })),
+      });
+    const firehose = `${batch(lines.slice(0, 4))}${batch(lines.slice(4, 9))}${batch(lines.slice(9))}`;
+    const read = await streamed(chunked(firehose, 1000));
+    expect(read.records).toHaveLength(13);
+    expect(read.unparsed.count).toBe(0);
+    expect(await asRead(chunked(firehose, 1000))).toEqual(readRecords(firehose));
+    // Records with nothing between them, as `cat` of files that end without a newline gives.
+    const joined = await streamed(chunked(lines.join(""), 100));
+    expect(joined.records.map((r) => r.decisionId)).toEqual(lines.map((l) => JSON.parse(l).decisionId));
+    expect(joined.unparsed.count).toBe(0);
+  });
+
   it.each([
     ["a Logs Insights export", INSIGHTS],
     ["wrangler tail --format json", WRANGLER],
