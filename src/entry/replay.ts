@@ -34,6 +34,7 @@ import { envReaderOf } from "../core/secret-ref.js";
 import { shorten } from "../core/truncate.js";
 import { loadCommandPolicy } from "./command-policy.js";
 import type { CommandIo } from "./policy-test.js";
+import { shellQuote } from "./shell-word.js";
 import { UsageError } from "./usage-error.js";
 
 export async function replayCommand(
@@ -168,6 +169,13 @@ export async function replayCommand(
       }
       const { count, firstLine } = tally.unparsed;
       if (tally.records === 0) {
+        // Compressed, its bytes are no text: "other lines", and the fix offered was to record.
+        if (start !== undefined && isGzip(start)) {
+          io.err(
+            `hookgate: ${nameOf(file)} is gzip-compressed (logrotate's compress, Firehose's files): ${file === "-" ? "pipe it through zcat first" : `replay what zcat gives, <(zcat ${shellQuote(file)}) in its place`}\n`,
+          );
+          return 1;
+        }
         // Read as UTF-8, UTF-16 text is no line of JSON: its records were called "other lines".
         if (start !== undefined && isUtf16(start)) {
           io.err(
@@ -199,6 +207,11 @@ export async function replayCommand(
     for (const file of files) await file.handle.close();
     for (const spool of spools) await rm(spool, { recursive: true, force: true });
   }
+}
+
+/** Whether a file starts with gzip's magic number (RFC 1952). */
+function isGzip(start: Buffer): boolean {
+  return start[0] === 0x1f && start[1] === 0x8b;
 }
 
 /** Whether a file starts with UTF-16's byte order mark, little- or big-endian. */

@@ -22,6 +22,7 @@ import {
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../src/adapters/log/json-lines.js";
 import { createJsonlRecorder } from "../../src/adapters/record/jsonl.js";
@@ -836,6 +837,24 @@ describe("hookgate replay", () => {
       Buffer.from(`\uFEFF${text}`, "utf16le").swap16(),
     );
     expect(big.stderr).toMatch(/^hookgate: stdin \(-\) is UTF-16, not UTF-8 /);
+  });
+
+  it("names a gzip-compressed records file as compressed, not as a file of no records", async () => {
+    // logrotate's `compress` leaves recordings as .gz: their bytes were "other lines", and the fix
+    // offered was to record.
+    const packed = gzipSync(readFileSync(join(ROOT, TRAFFIC)));
+    const gz = join(dir, "traffic 1.jsonl.gz");
+    writeFileSync(gz, packed);
+    const file = await runCli(["replay", "--policy", CANDIDATE, gz]);
+    expect(file).toMatchObject({ code: 1, stdout: "" });
+    expect(file.stderr).toBe(
+      `hookgate: ${gz} is gzip-compressed (logrotate's compress, Firehose's files): replay what zcat gives, <(zcat '${gz}') in its place\n`,
+    );
+    const piped = await runCli(["replay", "--policy", CANDIDATE, "-"], packed);
+    expect(piped).toMatchObject({ code: 1, stdout: "" });
+    expect(piped.stderr).toMatch(
+      /^hookgate: stdin \(-\) is gzip-compressed .*: pipe it through zcat first\n$/,
+    );
   });
 
   it("leaves no copy of stdin in the temporary directory, even while it reads it or when interrupted", async () => {
