@@ -218,6 +218,14 @@ const HOSTILE_PATHS = [
     path: (n) => `Basic${repeated(" ", n - 6)}!`,
   },
   {
+    // SQL's password: each blank given back looked behind them all for `BY` (a first version of
+    // the shape: 0.25 s for 16 KiB).
+    name: "MCP input of `PASSWORD`, blanks, `x`",
+    tool: "mcp__files__write",
+    field: "content",
+    path: (n) => `PASSWORD${repeated(" ", n - 9)}x`,
+  },
+  {
     // Each WebFetch rule parsed the URL again (run 26: 0.7 s for 1 MB of host).
     name: "WebFetch of `https://`, `é.` repeated, `com/`",
     tool: "WebFetch",

@@ -573,12 +573,31 @@ describe("maskString", () => {
         `ALTER USER root@localhost IDENTIFIED WITH mysql_native_password BY "N3w-Pass!";`,
         `ALTER USER root@localhost IDENTIFIED WITH mysql_native_password BY "${MASK}";`,
       ],
+      // Blanks aligning the literal, as many as written.
+      [
+        `ALTER ROLE app PASSWORD${" ".repeat(40)}'N3w-Pass!';`,
+        `ALTER ROLE app PASSWORD${" ".repeat(40)}'${MASK}';`,
+      ],
+      [
+        'CREATE USER app IDENTIFIED \t BY \t\t"N3w-Pass!";',
+        `CREATE USER app IDENTIFIED \t BY \t\t"${MASK}";`,
+      ],
       // A variable, no literal, and code around the word.
       [`psql -c "ALTER USER app PASSWORD '$PW'" && psql -c "ALTER ROLE app PASSWORD NULL"`, ""],
       ["print('Wrong password ' + name + '!')", ""],
       ['raise ValueError("Invalid password " + repr(x) + " given")', ""],
     ] as const)
       expect(maskString(text), text).toBe(masked || text);
+  });
+
+  it("reads back no unbounded run in a shape's lookbehind, which each position given back would read again", () => {
+    // The SQL shape's `(?<=BY[ \t]+)`, tried at each blank its `[ \t]+` gave back: `PASSWORD`, 16
+    // KiB of blanks and `x` took a quarter of a second to mask, 32 KiB a second.
+    const unbounded = SECRET_SHAPES.flatMap(([pattern]) => lookbehinds(pattern.source)).filter((look) =>
+      /[+*]/.test(look.replace(/\\[\s\S]|\[(?:\\[\s\S]|[^\]])*\]/g, "")),
+    );
+    expect(unbounded).toEqual([]);
+    expect(maskString(`PASSWORD${" ".repeat(16_384)}x`)).toBe(`PASSWORD${" ".repeat(16_384)}x`);
   });
 
   it("masks a long flag's credential spaced after a name ending in one, as with its =, and leaves switches", () => {
@@ -1505,3 +1524,27 @@ describe("holdsMasked", () => {
     expect(holdsMasked(event)).toBe(held);
   });
 });
+
+/** The lookbehinds of a regular expression's source, each whole (`(?<=…)`, `(?<!…)`). */
+function lookbehinds(source: string): string[] {
+  const found: string[] = [];
+  for (let start = source.indexOf("(?<"); start !== -1; start = source.indexOf("(?<", start + 1)) {
+    if (source[start + 3] !== "=" && source[start + 3] !== "!") continue;
+    // A `(` after an odd run of backslashes is a literal one.
+    if ((source.slice(0, start).match(/\\*$/)?.[0].length ?? 0) % 2 === 1) continue;
+    let depth = 0;
+    let inClass = false;
+    for (let i = start; i < source.length; i++) {
+      const c = source[i];
+      if (c === "\\") i++;
+      else if (inClass) inClass = c !== "]";
+      else if (c === "[") inClass = true;
+      else if (c === "(") depth++;
+      else if (c === ")" && --depth === 0) {
+        found.push(source.slice(start, i + 1));
+        break;
+      }
+    }
+  }
+  return found;
+}
