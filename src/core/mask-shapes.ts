@@ -301,6 +301,13 @@ function isBasicCredential(base64: string): boolean {
 const PASSWORD_ARG = `(?!['"]?\\$)(?:'[^'\\n]{1,256}'|"[^"\\n]{1,256}"|['"]?[^\\s'"]{1,256})`;
 
 /**
+ * A port that docker's or podman's `-p` publishes (`27017:27017`, `127.0.0.1:27017:27017/tcp`,
+ * `8000-8010:8000-8010`): after a container named mongo (`docker run --name mongo -p
+ * 27017:27017 mongo:7`) it is no mongo client's password, and an auditor reads it.
+ */
+const PUBLISHED_PORT = "['\"]?(?:[0-9.-]{1,39}:){1,2}[0-9-]{1,11}(?:/(?:tcp|udp|sctp))?['\"]?(?![^\\s;|&])";
+
+/**
  * A secret a command stores, which may be long and span lines (a JSON document, a PEM): quoted up
  * to its closing quote, or a word; not a variable.
  */
@@ -461,9 +468,10 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   // A password as a client's own flag: `mysql -pX`, `docker login -p X` (`-p=X` and `-pX` too, as
   // its flags' parser reads them; `az login -p X`), `sshpass -p X`, `redis-cli -a X`, `zip -P X`,
-  // `7z a -pX`, `htpasswd -b FILE USER X`, `mongosh -p X` (not its `-p` alone, which prompts),
-  // SQL Server's `sqlcmd -P X`, keytool's and jarsigner's `-storepass X` and `-keypass X` (each of
-  // them: a command often has both; not `-storepass:env NAME`), and a .netrc line.
+  // `7z a -pX`, `htpasswd -b FILE USER X`, `mongosh -p X` (not its `-p` alone, which prompts,
+  // nor docker's after a container named mongo: PUBLISHED_PORT), SQL Server's `sqlcmd -P X`,
+  // keytool's and jarsigner's `-storepass X` and `-keypass X` (each of them: a command often has
+  // both; not `-storepass:env NAME`), and a .netrc line.
   [
     new RegExp(`(\\b(?:mysql|mysqldump|mariadb)\\b[^\\n;|&]{0,256}?[ \\t]-p)(?![ \\t])${PASSWORD_ARG}`, "g"),
     `$1${MASK}`,
@@ -485,7 +493,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   [HTPASSWD, maskHtpasswd, /htpasswd/],
   [
     new RegExp(
-      `((?<![\\w.-])mongo(?:sh|dump|restore|export|import|stat|top)?(?![\\w.-])[^\\n;|&]{0,256}?[ \\t]-p[ \\t]{1,4})(?!-)${PASSWORD_ARG}`,
+      `((?<![\\w.-])mongo(?:sh|dump|restore|export|import|stat|top)?(?![\\w.-])[^\\n;|&]{0,256}?[ \\t]-p[ \\t]{1,4})(?!-|${PUBLISHED_PORT})${PASSWORD_ARG}`,
       "g",
     ),
     `$1${MASK}`,

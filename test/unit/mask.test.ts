@@ -547,6 +547,9 @@ describe("maskString", () => {
       ],
       // -p alone (a prompt), a port, a variable, keytool's other sources, another command's flag.
       ["mongosh -u admin -p --authenticationDatabase admin && docker run -d -p 27017:27017 mongo:7", ""],
+      // A container named mongo: docker's -p after it publishes a port, which an auditor reads.
+      ["docker run --name mongo -p 27017:27017 -d mongo:7", ""],
+      ["podman run --rm --name mongo -e X=1 -p 127.0.0.1:27017:27017/tcp docker.io/library/mongo:7", ""],
       ['sqlcmd -S db -U sa -P "$SA_PASSWORD" && keytool -list -keystore k.jks -storepass:env STOREPASS', ""],
       ["echo -storepass x", ""],
     ] as const)
