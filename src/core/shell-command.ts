@@ -509,7 +509,9 @@ function setsEnvironmentVariable(command: string, args: readonly Word[], at: num
     if (options.some((a) => /^-[A-Za-z]*f/.test(a.text))) return false;
     names = rest;
   } else if (arithmetic !== undefined) {
-    return arithmetic.some((text) => LET_ASSIGNS_ENVIRONMENT_NAME.test(text));
+    return arithmetic.some(
+      (text) => LET_ASSIGNS_ENVIRONMENT_NAME.test(text) || LET_ASSIGNS_ZSH_TIED.test(text),
+    );
   } else if (DECLARATIONS.has(command)) {
     // A word that expands may be a `NAME=value` (`export $x` with x=PATH=/tmp/x, `declare
     // "$n=$v"`); a `NAME=value` as written is noteAssignment's.
@@ -641,6 +643,10 @@ const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;
  */
 const LET_ASSIGNS_ENVIRONMENT_NAME =
   /(?:^|[^A-Za-z0-9_])[0-9_]*[A-Z][A-Z0-9_]*\s*(?:\[(?:[^[\]]|\[[^[\]]*\])*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)|(?:\+\+|--)\s*[0-9_]*[A-Z]/;
+/** An assignment in arithmetic to one of zsh's ZSH_TIED arrays: zsh's `let path=1` sets PATH to 1. */
+const LET_ASSIGNS_ZSH_TIED = new RegExp(
+  String.raw`(?:^|[^A-Za-z0-9_])(?:${[...ZSH_TIED].join("|")})\s*(?:\[(?:[^[\]]|\[[^[\]]*\])*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)`,
+);
 
 /**
  * A word bash expands into what may be an option: an expansion, a `~`, or a pattern. An extended

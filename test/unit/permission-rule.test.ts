@@ -234,6 +234,9 @@ describe("Bash rules", () => {
     ["set -A path /tmp/x; npm test", "Bash(set *)"],
     ["set -A PATH /tmp/x; npm test", "Bash(set *)"],
     ["printf -v fpath /tmp/x; npm test", "Bash(printf *)"],
+    // zsh's arithmetic assigns the array too: `let path=1` runs npm from ./1.
+    ["let path=1; npm test", "Bash(let *)"],
+    ["let 'path = 1'; npm test", "Bash(let *)"],
   ])("approves %j by no allow rule, as export PATH=…: the npm that runs is another", (command, allow) => {
     expect(allowListMatches([rule(allow), rule("Bash(npm test)")], bash(command))).toBe(false);
     expect(both("Bash(npm test)", bash(command))).toEqual({ any: true, all: false });
