@@ -354,12 +354,13 @@ const SECRET_MOUNT = "(?:id|src|source|type|env|target)=";
 
 /**
  * A command that reads a password or a secret from its stdin: `docker login`, `helm registry
- * login` and `oras login` with `--password-stdin`, `wrangler secret put NAME` (`npx wrangler`
- * too), `vercel env add NAME`, and `gcloud secrets create` or `versions add` with
- * `--data-file=-`: after the `|` that feeds it.
+ * login` and `oras login` with `--password-stdin`, `wrangler secret put NAME` and `vercel env add
+ * NAME` (after a package manager's runner too: `npx`, `pnpm`, `yarn`, `bunx`, as their docs spell
+ * them), and `gcloud secrets create` or `versions add` with `--data-file=-`: after the `|` that
+ * feeds it.
  */
 const STDIN_LOGIN =
-  "[^\\n;|&]{0,256}?[ \\t]--password-stdin\\b|(?:npx[ \\t]+)?wrangler[ \\t]+secret[ \\t]+put\\b|vercel[ \\t]+env[ \\t]+add\\b|gcloud[ \\t]+secrets[ \\t]+(?:create|versions[ \\t]+add)\\b[^\\n;|&]{0,256}?[ \\t]--data-file[= ]-(?![^\\s;|&])";
+  "(?:(?:npx|bunx|pnpm(?:[ \\t]+(?:exec|dlx))?|yarn(?:[ \\t]+dlx)?)[ \\t]+)?(?:wrangler[ \\t]+secret[ \\t]+put\\b|vercel[ \\t]+env[ \\t]+add\\b)|[^\\n;|&]{0,256}?[ \\t]--password-stdin\\b|gcloud[ \\t]+secrets[ \\t]+(?:create|versions[ \\t]+add)\\b[^\\n;|&]{0,256}?[ \\t]--data-file[= ]-(?![^\\s;|&])";
 
 /**
  * `htpasswd` with `-b`, which takes the password as its last argument: the third after the flags
@@ -546,13 +547,13 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   // Secrets a command stores: `gh secret set NAME --body X` (`-b X`, `<<< X`, and `echo X |`, as
   // gh reads its stdin without a body), a password or a secret a command reads from its stdin
-  // (`echo X | docker login -u me --password-stdin`, `<<< X` after the flag; STDIN_LOGIN), an SSM
-  // parameter's `--value X` when it is a `--type SecureString` (a String's is configuration, an
-  // AMI id or a URL, which an auditor reads), Secrets Manager's `--secret-string X` (not a
-  // `file://` to read it from), openssl's `-passin pass:X` (not `env:` or `file:`) and `-k X`,
-  // `-K X` or `-hmac X` (not `-kfile`), `npm config set //registry/:_authToken X`, and `vault
-  // login X` after its flags, `-name=value` or `-name value` as Go's flag package reads them (not
-  // its `-` for stdin, nor a method's `k=v`).
+  // (`echo X | docker login -u me --password-stdin`, `printf X |` as printf's format alone, `<<<
+  // X` after the flag; STDIN_LOGIN), an SSM parameter's `--value X` when it is a `--type
+  // SecureString` (a String's is configuration, an AMI id or a URL, which an auditor reads),
+  // Secrets Manager's `--secret-string X` (not a `file://` to read it from), openssl's `-passin
+  // pass:X` (not `env:` or `file:`) and `-k X`, `-K X` or `-hmac X` (not `-kfile`), `npm config
+  // set //registry/:_authToken X`, and `vault login X` after its flags, `-name=value` or `-name
+  // value` as Go's flag package reads them (not its `-` for stdin, nor a method's `k=v`).
   [
     new RegExp(
       `(\\bgh[ \\t]+secret[ \\t]+set\\b${commandRest("gh")}(?:[ \\t](?:--body(?:=|[ \\t]{1,4})|-b(?:=|[ \\t]{0,4}))|<<<[ \\t]{0,4}))${PASSWORD_ARG}`,
@@ -562,7 +563,7 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   ],
   [
     new RegExp(
-      `(\\b(?:echo(?:[ \\t]{1,4}-[neE]{1,3}){0,2}|printf[ \\t]{1,4}['"]?%s(?:\\\\n)?['"]?)[ \\t]{1,4})(?!-[neE]{1,3}[ \\t])${PASSWORD_ARG}(?=[ \\t]{0,4}\\|[ \\t]{0,4}(?:gh[ \\t]+secret[ \\t]+set\\b|${STDIN_LOGIN}))`,
+      `(\\b(?:echo(?:[ \\t]{1,4}-[neE]{1,3}){0,2}|printf(?:[ \\t]{1,4}['"]?%s(?:\\\\n)?['"]?)?)[ \\t]{1,4})(?!-[neE]{1,3}[ \\t])${PASSWORD_ARG}(?=[ \\t]{0,4}\\|[ \\t]{0,4}(?:gh[ \\t]+secret[ \\t]+set\\b|${STDIN_LOGIN}))`,
       "g",
     ),
     `$1${MASK}`,

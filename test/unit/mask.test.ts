@@ -389,10 +389,33 @@ describe("maskString", () => {
         "echo S3cr3tValue | vercel env add API_KEY production",
         `echo ${MASK} | vercel env add API_KEY production`,
       ],
+      // Each package manager's runner, as Cloudflare's and Vercel's docs spell them.
+      [
+        "echo S3cr3tValue | pnpm wrangler secret put API_KEY",
+        `echo ${MASK} | pnpm wrangler secret put API_KEY`,
+      ],
+      [
+        "echo S3cr3tValue | yarn wrangler secret put API_KEY",
+        `echo ${MASK} | yarn wrangler secret put API_KEY`,
+      ],
+      [
+        "echo S3cr3tValue | bunx wrangler secret put API_KEY",
+        `echo ${MASK} | bunx wrangler secret put API_KEY`,
+      ],
+      [
+        "echo S3cr3tValue | npx vercel env add API_KEY production",
+        `echo ${MASK} | npx vercel env add API_KEY production`,
+      ],
       [
         "echo -n S3cr3tValue | gcloud secrets versions add db-pass --data-file=-",
         `echo -n ${MASK} | gcloud secrets versions add db-pass --data-file=-`,
       ],
+      // printf's format alone, as Secret Manager's quickstart writes it.
+      [
+        'printf "s3cr3t" | gcloud secrets create my-secret --data-file=-',
+        `printf ${MASK} | gcloud secrets create my-secret --data-file=-`,
+      ],
+      ["printf '%s\\n' \"$PW\" | docker login -u me --password-stdin", ""],
       [
         "docker login -u me --password-stdin <<< 'S3cr3tValue'",
         `docker login -u me --password-stdin <<< ${MASK}`,
