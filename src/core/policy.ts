@@ -41,7 +41,7 @@ import {
   readWebhookKey,
   resolveSecret,
   SINK_ENV_FIELDS,
-  UNREPEATED_NAME,
+  variableNamedHere,
 } from "./secret-ref.js";
 import { compileWhere, type Predicate } from "./where.js";
 
@@ -501,7 +501,7 @@ function explained(
     };
   }
   // A token's `env` written as every other field reads a variable (`"env:NAME"`). The name is
-  // written out only in capitals, as variables are named: a token pasted there is not quoted.
+  // written out unless it reads like a secret (nameToShow): a token pasted there is not quoted.
   if (
     issue.code === "invalid_format" &&
     path[0] === "auth" &&
@@ -510,8 +510,8 @@ function explained(
     at.startsWith("env:") &&
     ENV_NAME.test(at.slice(4))
   ) {
-    const name = at.slice(4);
-    const write = /^[A-Z_][A-Z0-9_]*$/.test(name) ? `: write "${name}"` : "";
+    const shown = nameToShow(at.slice(4));
+    const write = shown === undefined ? "" : `: write "${shown}"`;
     return {
       path,
       message: `${issueMessage(issue)}; a token's env names the variable itself, without "env:"${write}`,
@@ -967,7 +967,7 @@ async function resolveTokens(
       warnings.push({
         severity: "warning",
         path: `$.auth.tokens[${i}].env`,
-        message: `${nameToShow(token.env) === undefined ? UNREPEATED_NAME : `the variable ${token.env}`} is not set, so team "${token.team}" cannot authenticate with it`,
+        message: `${variableNamedHere(token.env, "the variable ")} is not set, so team "${token.team}" cannot authenticate with it`,
         unsetVariable: token.env,
       });
     }
@@ -1216,7 +1216,7 @@ function compileModels(
       warnings.push({
         severity: "warning",
         path: jsonPath(["models", name, "apiKey"]),
-        message: `${nameToShow(m.apiKey.slice(4)) ?? UNREPEATED_NAME} is not set, so every call to model "${name}" fails and its rules answer with onError`,
+        message: `${variableNamedHere(m.apiKey.slice(4))} is not set, so every call to model "${name}" fails and its rules answer with onError`,
         unsetVariable: m.apiKey.slice(4),
       });
     }
@@ -1227,7 +1227,7 @@ function compileModels(
       warnings.push({
         severity: "warning",
         path: jsonPath(["models", name, "url"]),
-        message: `${nameToShow(unsetUrlVariable) ?? UNREPEATED_NAME} is not set, so every call to model "${name}" fails and its rules answer with onError`,
+        message: `${variableNamedHere(unsetUrlVariable)} is not set, so every call to model "${name}" fails and its rules answer with onError`,
         unsetVariable: unsetUrlVariable,
       });
     }
@@ -1267,7 +1267,7 @@ function resolveForwardUrls(
     warnings.push({
       severity: "warning",
       path: `${rule.path}.forward.url`,
-      message: `${nameToShow(variable) ?? UNREPEATED_NAME} is not set, so every call of rule "${rule.id}" fails and it answers with its onError`,
+      message: `${variableNamedHere(variable)} is not set, so every call of rule "${rule.id}" fails and it answers with its onError`,
       unsetVariable: variable,
     });
     return { ...rule, action: { ...action, unsetUrlVariable: variable } };
@@ -1289,7 +1289,7 @@ function warnAboutSinkValues(document: PolicyDocument, env: EnvReader, warnings:
       const path = jsonPath(["sinks", name, field]);
       const resolved = resolveSecret(value, env);
       if (resolved === undefined) {
-        const message = `${nameToShow(value.slice(4)) ?? UNREPEATED_NAME} is not set, so ${fails} until it is`;
+        const message = `${variableNamedHere(value.slice(4))} is not set, so ${fails} until it is`;
         warnings.push({ severity: "warning", path, message, unsetVariable: value.slice(4) });
         continue;
       }

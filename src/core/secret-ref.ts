@@ -35,7 +35,7 @@ export const HEADER_VAR_NAME = /^[A-Z_][A-Z0-9_]*$/;
  * rather than a name (letters of both cases with digits, or 20 characters or more in a row without
  * an `_`: a token's random part after its prefix, `hf_` and 34 letters, `shpat_` and 32 hex digits),
  * may be the secret itself, pasted where its variable's name belongs, and a policy's warnings reach
- * logs. Such a name is said as UNREPEATED_NAME; the warning's path says where it is.
+ * logs (variableNamedHere, variableShown).
  */
 export function nameToShow(name: string): string | undefined {
   if (!ENV_NAME.test(name)) return undefined;
@@ -43,8 +43,13 @@ export function nameToShow(name: string): string | undefined {
   return mixed || /[^_]{20}/.test(name) ? undefined : name;
 }
 
-export const UNREPEATED_NAME =
-  "the variable named here (not repeated: it reads like a secret, pasted where a variable's name belongs)";
+/** A variable's name in a policy's warning, which has a path to say where it is: `prefix` and the name, or why not. */
+export function variableNamedHere(name: string, prefix = ""): string {
+  const shown = nameToShow(name);
+  return shown === undefined
+    ? "the variable named here (not repeated: it reads like a secret, pasted where a variable's name belongs)"
+    : `${prefix}${shown}`;
+}
 
 /** A variable's name in a message said when a call or delivery fails, away from the policy's path. */
 export function variableShown(name: string): string {
