@@ -539,8 +539,13 @@ function readSpecific(value: unknown, eventName: string, reading: Reading): Spec
   // The object's `message` is what Claude Code and deepagents tell the agent; they strip
   // permissionDecisionReason from this variant, so it only stands in when there is no message
   // (or an empty one, which says nothing).
-  const reason = message === undefined || message === "" ? (permissionReason ?? message) : message;
-  return { eventName: name, context, decision: "deny", reason, interrupt };
+  return {
+    eventName: name,
+    context,
+    decision: "deny",
+    reason: message || (permissionReason ?? message),
+    interrupt,
+  };
 }
 
 /** §4.1: only a body starting with `{` is JSON to Claude Code; arrays, null and strings are not. */
