@@ -635,17 +635,21 @@ const ASSIGNING_COMMANDS: ReadonlySet<string> = new Set([
 /** A test's arithmetic comparisons, whose operands bash evaluates as arithmetic inside `[[ … ]]`. */
 const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;
 
+/** After a name in arithmetic, what assigns it: a subscript (one nesting deep), then `=`, `op=`, `++` or `--`. */
+const ASSIGNED_IN_ARITHMETIC = String.raw`\s*(?:\[(?:[^[\]]|\[[^[\]]*\])*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)`;
+
 /**
  * An assignment in `let`'s arithmetic to a name in capitals (`let PATH=1`, `let 'X = 2'`, `let
  * X++`, `let 'PATH[i[0]]=1'`). A name's first capital is read as ENVIRONMENT_NAME's, in one way
  * only (`let AAA…Ax`), and a subscript holds no `[` but a nested one's (`let ,A[,A[…` looked from
  * each `[` to the end).
  */
-const LET_ASSIGNS_ENVIRONMENT_NAME =
-  /(?:^|[^A-Za-z0-9_])[0-9_]*[A-Z][A-Z0-9_]*\s*(?:\[(?:[^[\]]|\[[^[\]]*\])*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)|(?:\+\+|--)\s*[0-9_]*[A-Z]/;
+const LET_ASSIGNS_ENVIRONMENT_NAME = new RegExp(
+  String.raw`(?:^|[^A-Za-z0-9_])[0-9_]*[A-Z][A-Z0-9_]*${ASSIGNED_IN_ARITHMETIC}|(?:\+\+|--)\s*[0-9_]*[A-Z]`,
+);
 /** An assignment in arithmetic to one of zsh's ZSH_TIED arrays: zsh's `let path=1` sets PATH to 1. */
 const LET_ASSIGNS_ZSH_TIED = new RegExp(
-  String.raw`(?:^|[^A-Za-z0-9_])(?:${[...ZSH_TIED].join("|")})\s*(?:\[(?:[^[\]]|\[[^[\]]*\])*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)`,
+  String.raw`(?:^|[^A-Za-z0-9_])(?:${[...ZSH_TIED].join("|")})${ASSIGNED_IN_ARITHMETIC}`,
 );
 
 /**
