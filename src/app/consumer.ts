@@ -32,6 +32,11 @@ export interface ConsumerOptions {
   readonly idleMs?: number;
 }
 
+/** A failing receive logged as "queue receive failed", and its end, as `toldFailure` tells them. */
+export function receiveFailureLog(logger: Logger, monotonic: () => number): ToldFailure {
+  return toldFailure(logger, "error", "queue receive failed", "queue receive works again", monotonic);
+}
+
 export interface Consumer {
   /** New jobs are queued: look now rather than at the next poll. */
   poke(): void;
@@ -47,8 +52,8 @@ export function startConsumer(
     /** A monotonic clock in ms, for how often a failing receive is logged; performance.now() by default. */
     monotonic?: () => number;
     /**
-     * How a failing receive, and its end, are told: by default "queue receive failed" logged as
-     * `toldFailure` does. `serve`'s delivery thread adds what to do, and tells /healthz.
+     * How a failing receive, and its end, are told: by default `receiveFailureLog`. `serve`'s
+     * delivery thread adds what to do, and tells /healthz.
      */
     receiveFailures?: ToldFailure;
   },
@@ -232,14 +237,7 @@ export function startConsumer(
   // for its timeout, not the whole batch, and a freed slot is filled at once.
   const inFlight = new Set<Promise<void>>();
   const receiveFailures =
-    deps.receiveFailures ??
-    toldFailure(
-      deps.logger,
-      "error",
-      "queue receive failed",
-      "queue receive works again",
-      deps.monotonic ?? (() => performance.now()),
-    );
+    deps.receiveFailures ?? receiveFailureLog(deps.logger, deps.monotonic ?? (() => performance.now()));
   const perSink = Math.max(1, options.perSink ?? Math.ceil(batchSize / 2));
   const bySink = new Map<string, number>();
   const saturated = () => [...bySink].filter(([, n]) => n >= perSink).map(([sink]) => sink);

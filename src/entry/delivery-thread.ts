@@ -242,7 +242,7 @@ async function start(): Promise<void> {
   const [
     { createUndiciEgress },
     { nodeHmacSha256 },
-    { startConsumer },
+    { receiveFailureLog, startConsumer },
     { createDeliverer },
     { reportRefusals },
     { compileEgressPolicy },
@@ -301,13 +301,7 @@ async function start(): Promise<void> {
   // A queue file that cannot be written (locked, on a full disk) fails every receive while its
   // gauges still read and, with no new event, the journal has nothing to take in: the receive
   // alone finds it, and the jobs due wait.
-  const receiveLog = toldFailure(
-    logger,
-    "error",
-    "queue receive failed",
-    "queue receive works again",
-    monotonic,
-  );
+  const receiveLog = receiveFailureLog(logger, monotonic);
   const receiveFailures: ToldFailure = {
     failed: (error) => failedWithFix(receiveLog, error, "receive"),
     worked: () => {
