@@ -120,6 +120,21 @@ export const RECORD_LOG_MESSAGE = "hook record";
  */
 export const RECORD_LOG_BYTES = 128 * 1024;
 
+/** What a runtime logs when HOOKGATE_RECORD is neither on nor off (`recordsAsked`). */
+export const RECORD_UNCLEAR = "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records";
+
+/**
+ * Whether HOOKGATE_RECORD asks for hook records: `1`, as text or as the number a wrangler [vars]
+ * entry `HOOKGATE_RECORD = 1` binds, does; unset, empty or `0` does not. Undefined for any other
+ * value (`true`, `yes`): no records either, which the runtime warns of (RECORD_UNCLEAR), as read
+ * as off alone it wrote no record line without a word, and `hookgate replay` found nothing.
+ */
+export function recordsAsked(value: unknown): boolean | undefined {
+  if (value === "1" || value === 1) return true;
+  if (value === undefined || value === "" || value === "0" || value === 0) return false;
+  return undefined;
+}
+
 /**
  * The recorder for runtimes whose only durable output is the log stream (Workers, Lambda). A
  * record past RECORD_LOG_BYTES is written without its event, marked `eventOmitted`: replay

@@ -51,7 +51,7 @@ import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEven
 import type { Hono } from "hono/tiny";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import type { DeferredWork } from "../app/notify.js";
-import { createLogRecorder } from "../app/replay.js";
+import { createLogRecorder, RECORD_UNCLEAR, recordsAsked } from "../app/replay.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
 import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
@@ -452,12 +452,12 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
   const { clock, logger, env } = runtime;
   if (!config.ok) return adapt(createBrokenConfigApp(config.problem, logger, runtime.newId));
   const { policy } = config;
-  // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`). Any
-  // other value than 1, 0 or empty (`true`) records nothing too, said once: read as off alone, it
-  // wrote no record line without a word, and `hookgate replay` found nothing.
+  // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`); any
+  // other value than 1, 0 or empty records nothing, said once, here.
   const record = env("HOOKGATE_RECORD");
-  if (record !== undefined && record !== "" && record !== "0" && record !== "1")
-    logger.log("warn", "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records", {
+  const recording = recordsAsked(record);
+  if (recording === undefined)
+    logger.log("warn", RECORD_UNCLEAR, {
       value: record,
       fix: "set it to 1 in the function's environment to write them, or to 0 or unset for none",
     });
@@ -477,7 +477,7 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
         return createRemoteActions({ egress: runtime.egress, env, clock, sha256: nodeSha256 });
       }),
     ),
-    recorder: record === "1" ? createLogRecorder(logger) : undefined,
+    recorder: recording ? createLogRecorder(logger) : undefined,
     clock,
     newId: runtime.newId,
     sha256: nodeSha256,

@@ -27,7 +27,7 @@ import type { KvNamespaceLike } from "../adapters/session/kv.js";
 import type { Deliverer } from "../app/deliver.js";
 import type { Notifier } from "../app/notify.js";
 import type { RemoteActions } from "../app/remote-actions.js";
-import { createLogRecorder } from "../app/replay.js";
+import { createLogRecorder, RECORD_UNCLEAR, recordsAsked } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
@@ -193,19 +193,16 @@ function minLevel(): number {
 let toldRecord: unknown;
 
 /**
- * Whether HOOKGATE_RECORD turns hook records on: `1`, as text or as the number a [vars] entry
- * `HOOKGATE_RECORD = 1` binds (wrangler binds a [vars] value that is no string as JSON). Unset,
- * empty or `0` is off. Any other value (`HOOKGATE_RECORD = true`, `"yes"`) is off too, said once
- * in a warning: read as off alone, it wrote no record line without a word, and `hookgate replay`
- * found nothing.
+ * Whether HOOKGATE_RECORD turns hook records on (`recordsAsked`; wrangler binds a [vars] value that
+ * is no string as JSON). A value neither on nor off is warned of once per isolate and value.
  */
 function recording(): boolean {
   const value: unknown = bindings.HOOKGATE_RECORD;
-  if (value === "1" || value === 1) return true;
-  if (value === undefined || value === "" || value === "0" || value === 0) return false;
+  const asked = recordsAsked(value);
+  if (asked !== undefined) return asked;
   if (toldRecord !== value) {
     toldRecord = value;
-    logger.log("warn", "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records", {
+    logger.log("warn", RECORD_UNCLEAR, {
       value: typeof value === "string" ? value : `(a ${typeof value})`,
       fix: 'set it to 1 (HOOKGATE_RECORD = "1" or 1 in [vars]) to write them, or to 0 or unset for none',
     });
