@@ -120,13 +120,10 @@ export const RECORD_LOG_MESSAGE = "hook record";
  */
 export const RECORD_LOG_BYTES = 128 * 1024;
 
-/** What a runtime logs when HOOKGATE_RECORD is neither on nor off (`recordsAsked`). */
-export const RECORD_UNCLEAR = "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records";
-
 /**
  * Whether HOOKGATE_RECORD asks for hook records: `1`, as text or as the number a wrangler [vars]
  * entry `HOOKGATE_RECORD = 1` binds, does; unset, empty or `0` does not. Undefined for any other
- * value (`true`, `yes`): no records either, which the runtime warns of (RECORD_UNCLEAR), as read
+ * value (`true`, `yes`): no records either, which the runtime warns of once, as read
  * as off alone it wrote no record line without a word, and `hookgate replay` found nothing.
  */
 export function recordsAsked(value: unknown): boolean | undefined {

@@ -51,7 +51,7 @@ import { type APIGatewayProxyResult, handle, type LambdaContext, type LambdaEven
 import type { Hono } from "hono/tiny";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import type { DeferredWork } from "../app/notify.js";
-import { createLogRecorder, RECORD_UNCLEAR, recordsAsked } from "../app/replay.js";
+import { createLogRecorder, recordsAsked } from "../app/replay.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { shorten } from "../core/truncate.js";
 import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
@@ -457,7 +457,7 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
   const record = env("HOOKGATE_RECORD");
   const recording = recordsAsked(record);
   if (recording === undefined)
-    logger.log("warn", RECORD_UNCLEAR, {
+    logger.log("warn", "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records", {
       value: record,
       fix: "set it to 1 in the function's environment to write them, or to 0 or unset for none",
     });

@@ -27,7 +27,7 @@ import type { KvNamespaceLike } from "../adapters/session/kv.js";
 import type { Deliverer } from "../app/deliver.js";
 import type { Notifier } from "../app/notify.js";
 import type { RemoteActions } from "../app/remote-actions.js";
-import { createLogRecorder, RECORD_UNCLEAR, recordsAsked } from "../app/replay.js";
+import { createLogRecorder, recordsAsked } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
@@ -202,7 +202,7 @@ function recording(): boolean {
   if (asked !== undefined) return asked;
   if (toldRecord !== value) {
     toldRecord = value;
-    logger.log("warn", RECORD_UNCLEAR, {
+    logger.log("warn", "HOOKGATE_RECORD is neither 1 nor 0: writing no hook records", {
       value: typeof value === "string" ? value : `(a ${typeof value})`,
       fix: 'set it to 1 (HOOKGATE_RECORD = "1" or 1 in [vars]) to write them, or to 0 or unset for none',
     });
