@@ -277,13 +277,9 @@ export async function initCommand(
   // An empty --write (an unset variable: `--write "$SETTINGS"`) read as none printed the
   // configuration and exited 0, so a set-up script went on with no hooks written.
   refuseEmpty("--write", values.write, "give the settings file to merge into");
-  // The shell expands "~" only at a word's start, so `--write=~/.claude/settings.json` (or a
-  // quoted "~/...") arrives as written: merged into ./~/.claude/settings.json, which no client
-  // reads, it was reported as "wrote ~/.claude/settings.json", and the agent looked guarded.
-  if (values.write === "~" || values.write?.startsWith("~/")) {
-    throw new UsageError(
-      `--write ${values.write} starts with a "~" the shell did not expand (it expands one only at the start of a word, not after --write= or inside quotes): write --write ${values.write} with a space and no quotes, or $HOME${values.write.slice(1)} (./${values.write} for a folder named ~)`,
-    );
+  if (values.write !== undefined) {
+    const unexpanded = unexpandedWrite(values.write);
+    if (unexpanded !== undefined) throw new UsageError(unexpanded);
   }
   if (values.managed && client !== "claude-code") {
     throw new UsageError("--managed is Claude Code's managed settings; other clients have none");
@@ -315,6 +311,31 @@ export async function initCommand(
   }
   io.err(output.notes.map((n) => `hookgate init: ${n}\n`).join(""));
   return 0;
+}
+
+/**
+ * Why a --write path still holds what a shell expands, or undefined. Written as it stands, it is a
+ * folder in the working directory no client reads, reported as "wrote …", and the agent looked
+ * guarded. The shell expands "~" (`~/x`, another user's `~name/x`) only at a word's start, so
+ * `--write=~/x` or a quoted "~/x" arrives as written; cmd.exe expands no "~" at all (`~\x`). A
+ * `$NAME` arrives so inside single quotes or from a program that runs no shell (a Dockerfile's
+ * exec form), and `%NAME%` from any shell but cmd.exe (PowerShell writes `$env:NAME`).
+ */
+function unexpandedWrite(path: string): string | undefined {
+  if (path.startsWith("~")) {
+    const [, name = "~", rest = ""] = /^([^/\\]*)(.*)$/s.exec(path) ?? [];
+    if (rest.startsWith("\\")) {
+      return `--write ${path} starts with a "~" that was not expanded (cmd.exe expands none): give the settings file's own path, %USERPROFILE%${rest} in cmd.exe or $HOME${rest} in PowerShell (.\\${path} for a folder named ${name})`;
+    }
+    const home = name === "~" ? `, or $HOME${rest}` : "";
+    return `--write ${path} starts with a "~" the shell did not expand (it expands one only at the start of a word, not after --write= or inside quotes): write --write ${path} with a space and no quotes${home} (./${path} for a folder named ${name})`;
+  }
+  const variable = /\$\{?[A-Za-z_]\w*\}?|%[A-Za-z_][\w()]*%/.exec(path)?.[0];
+  if (variable === undefined) return undefined;
+  const how = variable.startsWith("%")
+    ? "only cmd.exe expands a %NAME% (in PowerShell write $env:NAME)"
+    : "no shell expands one inside single quotes, nor a program that runs none";
+  return `--write ${path} holds ${variable}, a variable that was not expanded (${how}): give the settings file's own path`;
 }
 
 /** Why a hook that looks like init's stayed, and what to do about it. */
