@@ -535,7 +535,9 @@ const REWRITE_VERBS = { deny: "denies", block: "blocks", ask: "asks about", defe
  * on the call it becomes: they judged the call as it came, and a rewrite into one they deny (a
  * `git status` rewritten into a force push) went out as an explicit allow, past the client's
  * dialog too. One they deny, block, ask or defer about is denied instead, naming the rule: the
- * rewritten call cannot be asked about (a rewrite is only sent with an allow).
+ * rewritten call cannot be asked about (a rewrite is only sent with an allow). A PermissionRequest
+ * comes after PreToolUse, and the call it is granted rewritten into runs without passing
+ * PreToolUse again: its rules judge the rewrite too (a policy's deny rules are PreToolUse rules).
  */
 function checkedRewrite(
   decision: Decision,
@@ -549,23 +551,37 @@ function checkedRewrite(
     return decision;
   const rewriter = remoteEffects.find((e) => e.updatedInput === input);
   if (rewriter === undefined) return decision;
-  const rewritten: HookEvent = {
+  const rewrittenAs = (name: string): HookEvent => ({
     ...event,
+    name,
     toolInput: input,
-    payload: { ...event.payload, tool_input: input },
-  };
+    payload: { ...event.payload, hook_event_name: name, tool_input: input },
+  });
+  const views = [rewrittenAs(event.name)];
+  if (event.name === "PermissionRequest") views.push(rewrittenAs("PreToolUse"));
   // An ask the event cannot carry (PermissionRequest) is withheld, and alone combines to no
   // opinion: the rewrite, sent with the allow, would answer the dialog that ask leaves to the user.
+  const effects = new Map<string, { readonly index: number; readonly effect: RuleEffect }>();
+  for (const view of views) {
+    for (const { rule, effect } of evaluatePolicy(policy, view, { team }).enforced) {
+      // A rule on both events speaks once, as it does on the event itself.
+      if (effects.has(rule.id)) continue;
+      effects.set(rule.id, {
+        index: rule.index,
+        effect:
+          effect.withheld === undefined
+            ? effect
+            : {
+                ...effect,
+                decision: effect.withheld,
+                reason: rule.action.kind === "decide" ? rule.action.reason : undefined,
+              },
+      });
+    }
+  }
+  // In rule order, as their reasons are given on the event itself.
   const statics = combineEffects(
-    evaluatePolicy(policy, rewritten, { team }).enforced.map(({ rule, effect }) =>
-      effect.withheld === undefined
-        ? effect
-        : {
-            ...effect,
-            decision: effect.withheld,
-            reason: rule.action.kind === "decide" ? rule.action.reason : undefined,
-          },
-    ),
+    [...effects.values()].sort((a, b) => a.index - b.index).map(({ effect }) => effect),
   );
   if (statics.kind === "none" || statics.kind === "allow") return decision;
   const said = REWRITE_VERBS[statics.kind];

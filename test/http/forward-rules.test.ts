@@ -551,6 +551,77 @@ describe("forward rules", () => {
     });
   });
 
+  it("judges a PermissionRequest rewrite by the PreToolUse rules too, as the rewritten call never passes PreToolUse", async () => {
+    // The PreToolUse rules judged `ls`; the team server then granted the dialog with the input
+    // rewritten into a force push, which ran: the deny rules of examples/policy.json are all
+    // PreToolUse rules, and no rule on PermissionRequest judged it.
+    const app = await appWith({}, [
+      {
+        id: "no-force-push",
+        on: "PreToolUse",
+        where: { "tool_input.command": { regex: "^git push\\b.*--force" } },
+        decide: "deny",
+        reason: "Force pushes are never allowed",
+      },
+      {
+        id: "ask-push",
+        on: "PreToolUse",
+        if: "Bash(git push *)",
+        decide: "ask",
+        reason: "A push needs a human",
+      },
+    ]);
+    const grant = (command: string) =>
+      JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PermissionRequest",
+          decision: { behavior: "allow", updatedInput: { command } },
+        },
+      });
+    next = { body: grant("git push --force origin main") };
+    const denied = await jsonOf(await app.post("/v1/hooks", permissionRequest));
+    const why =
+      'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "no-force-push" denies: Force pushes are never allowed';
+    expect(denied.hookSpecificOutput).toEqual({
+      hookEventName: "PermissionRequest",
+      decision: { behavior: "deny", message: why },
+      permissionDecision: "deny",
+      permissionDecisionReason: why,
+    });
+    // A PreToolUse ask is a dialog the rewrite, sent with the allow, would skip.
+    next = { body: grant("git push origin main") };
+    const asked = await jsonOf(await app.post("/v1/hooks", permissionRequest));
+    expect(asked.hookSpecificOutput.decision).toEqual({
+      behavior: "deny",
+      message:
+        'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "ask-push" asks about: A push needs a human',
+    });
+    // A rule on both events denies once, its reason given once.
+    const both = await appWith({}, [
+      {
+        id: "no-rm",
+        on: ["PreToolUse", "PermissionRequest"],
+        if: "Bash(rm *)",
+        decide: "deny",
+        reason: "No rm",
+      },
+    ]);
+    next = { body: grant("rm -rf build") };
+    expect(
+      (await jsonOf(await both.post("/v1/hooks", permissionRequest))).hookSpecificOutput.decision,
+    ).toEqual({
+      behavior: "deny",
+      message:
+        'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "no-rm" denies: No rm',
+    });
+    next = { body: grant("git status --short") };
+    const allowed = await jsonOf(await app.post("/v1/hooks", permissionRequest));
+    expect(allowed.hookSpecificOutput.decision).toEqual({
+      behavior: "allow",
+      updatedInput: { command: "git status --short" },
+    });
+  });
+
   it("merges with static rules by precedence: a static ask beats a downstream allow", async () => {
     const app = await appWith({}, [
       { id: "ask-mcp", on: "PreToolUse", matcher: "mcp__.*", decide: "ask", reason: "MCP needs a human" },
