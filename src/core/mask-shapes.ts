@@ -416,6 +416,21 @@ export const SECRET_SHAPES: readonly SecretShape[] = [
   // A HashiCorp Vault service, batch or recovery token (Vault 1.10 on; its older `s.…` ones only
   // after `vault login`, below).
   [/\bhv[sbr]\.[A-Za-z0-9_-]{20,1024}/g, MASK],
+  // Other vendors' prefixed credentials, each as its vendor documents it or the secret scanners
+  // (gitleaks, trufflehog) read it, so that a bare one in a command or a file shows no more
+  // than one after `TOKEN=`: xAI (`xai-` and 80), Groq (`gsk_` and 52), a Google OAuth access
+  // token (`ya29.`, service accounts' with dots in it), Databricks (`dapi` and 32 hex digits),
+  // DigitalOcean (`dop_v1_`, `doo_v1_`, `dor_v1_` and 64), Linear (`lin_api_` and 40), Sentry
+  // (a personal `sntryu_` and 64, an organization's `sntrys_` and base64 of its claims), Doppler
+  // (`dp.st.`, `dp.pt.` and the others, a service token's config name between), Cloudflare's
+  // scannable tokens (`cfut_`, `cfat_`, `cfk_`), Atlassian (`ATATT3`), Twilio's API key (`SK`
+  // and 32 hex digits), Mailgun's (`key-` and 32; not `cache-key-…`) and Notion's (`ntn_`, and
+  // the older `secret_` and 43 with a digit among them: `secret_` and a word is a name).
+  [
+    /\b(?:xai-[A-Za-z0-9_]{80}\b|gsk_[A-Za-z0-9]{52}\b|ya29\.(?:[A-Za-z0-9_-]|\.(?=[A-Za-z0-9_-])){20,4096}|dapi[0-9a-f]{32}(?:-[0-9])?\b|do[opr]_v1_[0-9a-f]{64}\b|lin_api_[A-Za-z0-9]{40}\b|sntryu_[0-9a-f]{64}\b|sntrys_eyJ[A-Za-z0-9+/=_]{32,4096}|dp\.(?:ct|pt|st|sa|said|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}\b|cf(?:ut|at|k)_[A-Za-z0-9]{40,255}|ATATT3[A-Za-z0-9_=-]{150,255}|SK[0-9a-fA-F]{32}\b|ntn_[0-9]{11}[A-Za-z0-9]{35}\b|secret_(?=[A-Za-z]{0,42}[0-9])[A-Za-z0-9]{43}\b)/g,
+    MASK,
+  ],
+  [/(?<![\w-])key-[0-9a-f]{32}(?![\w-])/g, MASK],
   [/(hooks\.slack\.com\/(?:services|workflows|triggers)\/)[A-Za-z0-9/]{8,255}/g, `$1${MASK}`],
   [/(discord(?:app)?\.com\/api\/(?:v\d{1,2}\/)?webhooks\/\d{1,32}\/)[A-Za-z0-9_-]{8,255}/g, `$1${MASK}`],
   // A Telegram bot's token in its API's URL (`…/bot123456789:AA…/sendMessage`, `…/file/bot…`).

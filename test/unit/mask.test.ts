@@ -216,6 +216,56 @@ describe("maskString", () => {
     expect(masked).not.toContain(secret);
   });
 
+  it("masks other vendors' prefixed credentials bare, as their documented shapes spell them", () => {
+    const alnum = (n: number) => "aB3dE5gH7jK9mN1pQ2rS4tU6vW8xY0z".repeat(8).slice(0, n);
+    const hex = (n: number) => "0123456789abcdef".repeat(8).slice(0, n);
+    for (const secret of [
+      `xai-${alnum(80)}`,
+      `gsk_${alnum(52)}`,
+      `ya29.a0AfH6SMB${alnum(120)}`,
+      `ya29.c.c0ASRK0G${alnum(40)}.${alnum(30)}`,
+      `dapi${hex(32)}`,
+      `dapi${hex(32)}-2`,
+      `dop_v1_${hex(64)}`,
+      `doo_v1_${hex(64)}`,
+      `dor_v1_${hex(64)}`,
+      `lin_api_${alnum(40)}`,
+      `sntryu_${hex(64)}`,
+      `sntrys_eyJpYXQiOjE2OTQwMzMxNDUuNjQ2MjE2LCJ1cmwiOiJodHRwczovL3NlbnRyeS5pbyJ9_${alnum(43)}`,
+      `dp.st.${alnum(43)}`,
+      `dp.st.prd.${alnum(43)}`,
+      `dp.pt.${alnum(40)}`,
+      `dp.sa.${alnum(44)}`,
+      `cfut_${alnum(40)}0a1b2c3d`,
+      `cfat_${alnum(40)}0a1b2c3d`,
+      `cfk_${alnum(40)}0a1b2c3d`,
+      `ATATT3xFfGF0${alnum(180)}=1A2B3C4D`,
+      `SK${hex(32)}`,
+      `key-${hex(32)}`,
+      `ntn_12345678901${alnum(35)}`,
+      `secret_${alnum(43)}`,
+    ])
+      for (const text of [secret, `curl -H "X: y" ${secret} -d @body.json`, `{"value": "${secret}"}`])
+        expect(maskString(text), text).not.toContain(secret.slice(-12));
+  });
+
+  it("leaves what only looks like those prefixes readable", () => {
+    for (const text of [
+      "git checkout 3f2a9c1d4e5b6a7980f1e2d3c4b5a69788796a5b",
+      "kubectl delete pod 123e4567-e89b-12d3-a456-426614174000",
+      "cat /home/me/dapi/secret_manager/key-rotation.md",
+      "ls ./secret_handling_for_the_production_environment/",
+      "redis-cli GET cache-key-d41d8cd98f00b204e9800998ecf8427e",
+      "SKU0123456789abcdef0123456789abcdef",
+      "pip install xai-sdk groq && grep -r ya29 src/",
+      "curl https://dapi.example.com/v1",
+      "secret_name = secret_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ",
+      "docker run cfk_exporter; echo dp.st.dev",
+      "echo aGVsbG8gd29ybGQgdGhpcyBpcyBhIGxvbmcgYmFzZTY0IHN0cmluZyBmb3IgdGVzdA== | base64 -d",
+    ])
+      expect(maskString(text)).toBe(text);
+  });
+
   it("leaves ordinary commands alone", () => {
     expect(maskString("git push --force origin main")).toBe("git push --force origin main");
     expect(maskString("npm test -- --token-count 3")).toBe("npm test -- --token-count 3");
@@ -1365,6 +1415,20 @@ describe("the quick test before the shapes", () => {
     "api.telegram.org/bot1:",
     '\\"Cookie\\": \\"',
     "Bearer \\\n",
+    "xai-",
+    "gsk_",
+    "ya29.",
+    "dapi",
+    "dop_v1_",
+    "lin_api_",
+    "sntrys_eyJ",
+    "dp.st.",
+    "cfut_",
+    "ATATT3",
+    "SK0123456789abcdef",
+    "key-0123456789abcdef",
+    "ntn_",
+    "secret_",
   ];
   const text = fc
     .array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ maxLength: 6 })), { maxLength: 24 })
@@ -1444,6 +1508,21 @@ describe("the quick test before the shapes", () => {
       "npm config set //r/:_authToken abc",
       "api.telegram.org/bot1:abcdefghijklmnopqrstuvwxyz",
       "Bearer \\\n abcdefgh1",
+      `xai-${"a".repeat(80)}`,
+      `gsk_${"a".repeat(52)}`,
+      `ya29.${"a".repeat(20)}`,
+      `dapi${"0".repeat(32)}`,
+      `dop_v1_${"0".repeat(64)}`,
+      `lin_api_${"a".repeat(40)}`,
+      `sntryu_${"0".repeat(64)}`,
+      `sntrys_eyJ${"a".repeat(32)}`,
+      `dp.st.${"a".repeat(40)}`,
+      `cfut_${"a".repeat(40)}`,
+      `ATATT3${"a".repeat(150)}`,
+      `SK${"0".repeat(32)}`,
+      `key-${"0".repeat(32)}`,
+      `ntn_${"1".repeat(11)}${"a".repeat(35)}`,
+      `secret_1${"a".repeat(42)}`,
     ];
     for (const sample of samples) expect(maskString(sample), sample).toContain(MASK);
   });
