@@ -205,7 +205,7 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  * `scrubSecrets` for a log sink, with the secrets of the policy in force (`Policy.secrets`).
  * `secrets` is read at each call, so a reloaded policy's secrets apply from the next batch; the
  * previous policy's are scrubbed too, for lines written before the reload and flushed after it.
- * With no secrets the text is returned as is.
+ * With no secrets the text is returned as is. The text is JSON lines (scrubJsonText).
  */
 export function scrubbingWith(secrets: () => readonly string[]): (text: string) => string {
   let current: readonly string[] = [];
@@ -216,6 +216,53 @@ export function scrubbingWith(secrets: () => readonly string[]): (text: string) 
       previous = current;
       current = now;
     }
-    return scrubSecrets(scrubSecrets(text, current), previous);
+    return scrubJsonText(scrubJsonText(text, current), previous);
   };
+}
+
+/**
+ * `scrubSecrets` for JSON text (log lines, records): a value found starting or ending inside one
+ * of the text's escapes is masked with the whole escape, so that the text stays JSON. An agent
+ * knows its own token: written after a tab (`\tok-…` in the line, where the token is `tok-…`), it
+ * was masked as `\[masked]`, and its decision's audit line was no JSON a log pipeline reads.
+ */
+function scrubJsonText(text: string, secrets: readonly string[]): string {
+  if (secrets.length === 0) return text;
+  let out = text;
+  for (const needle of needlesOf(secrets)) {
+    if (!out.includes(needle)) continue;
+    let scrubbed = "";
+    let from = 0;
+    for (let at = out.indexOf(needle); at >= 0; at = out.indexOf(needle, from)) {
+      scrubbed += `${out.slice(from, Math.max(from, escapeStart(out, at)))}${MASK}`;
+      from = escapeEnd(out, at + needle.length);
+    }
+    out = scrubbed + out.slice(from);
+  }
+  return out;
+}
+
+/** Where the escape that `at` falls inside of (after its backslash) starts; else `at`. */
+function escapeStart(text: string, at: number): number {
+  // `\x` has one character after its backslash, `\uXXXX` five.
+  for (let back = 1; back <= 5 && back <= at; back++) {
+    const start = at - back;
+    if (startsEscape(text, start) && (back === 1 || text[start + 1] === "u")) return start;
+  }
+  return at;
+}
+
+/** Where the escape that `end` falls inside of (after its backslash) ends; else `end`. */
+function escapeEnd(text: string, end: number): number {
+  const start = escapeStart(text, end);
+  if (start === end) return end;
+  return start + (text[start + 1] === "u" ? 6 : 2);
+}
+
+/** Whether the character at `i` is the backslash of an escape: one not itself escaped. */
+function startsEscape(text: string, i: number): boolean {
+  if (text.charCodeAt(i) !== 0x5c) return false;
+  let before = 0;
+  while (i - before - 1 >= 0 && text.charCodeAt(i - before - 1) === 0x5c) before++;
+  return before % 2 === 0;
 }

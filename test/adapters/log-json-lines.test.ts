@@ -104,6 +104,30 @@ describe("scrubbing secret values from log lines", () => {
     expect(JSON.parse(writes.join(""))).toMatchObject({ field: "at [masked] end" });
   });
 
+  // An agent knows its own token: written after a tab (`\tok-…` in the line), its masking left
+  // `\[masked]`, and the line, its decision's audit line, was no JSON a log pipeline reads.
+  it.each([
+    [
+      "after a tab, its first letter read as the escape's",
+      "tok-0123456789ab",
+      "x\tok-0123456789ab y",
+      "x[masked] y",
+    ],
+    ["after a newline", "n0123456789abcdef", "x\n0123456789abcdef", "x[masked]"],
+    ["inside a \\u escape (a control character's)", "1abcdef0123", "x\u0001abcdef0123 y", "x[masked] y"],
+    ["inside a \\u escape escapeControls wrote", "28abcdef0123", "x\u2028abcdef0123", "x[masked]"],
+    ["ending in the escape's backslash", "abcdefgh\\", 'abcdefgh" y', "[masked] y"],
+    ["after an escaped backslash, which it leaves", "tok-0123456789ab", "x\\tok-0123456789ab", "x\\[masked]"],
+  ])(
+    "masks a secret that starts or ends inside a JSON escape with the escape: %s",
+    (_what, secret, value, shown) => {
+      const { writes, sink, endOfTurn } = harness(scrubbingWith(() => [secret]));
+      createJsonLogger(sink, "info", () => 0).log("info", "decision", { toolInput: { command: value } });
+      endOfTurn();
+      expect(JSON.parse(writes.join(""))).toMatchObject({ toolInput: { command: shown } });
+    },
+  );
+
   it("writes a batch unchanged when the policy has no secrets", () => {
     const { writes, sink, endOfTurn } = harness(scrubbingWith(() => []));
     sink.write("a token-like-but-unknown-value\n");

@@ -531,6 +531,14 @@ const ROWS: readonly Row[] = [
     expected: decision(null, ruleDeny("no rm"), { team: "a" }),
   },
 
+  {
+    // In the audit line the control character is `\u001c`, whose last digit starts the token:
+    // masked there as anywhere, the line read `\u001[masked]`, no JSON, and its decision unlogged.
+    name: "the caller's own token after a control character: its audit line is still JSON",
+    request: post(JSON.stringify(bash(`echo \u001c${TOKEN_A.slice(1)}`))),
+    expected: decision(null, "", { team: "a" }),
+  },
+
   // Duplicate keys: JSON.parse keeps the last one, and so does every rule.
   {
     name: "duplicate key: command ls then rm, the last (rm) is judged",
@@ -1029,6 +1037,8 @@ describe("the bad-input catalogue against a running hookgate serve", () => {
       (l) => l.level === "error" || l.error === "INTERNAL_ERROR" || l.msg === "unhandled error",
     );
     expect(problems).toEqual([]);
+    // Every line the gateway wrote is JSON (startServerProcess keeps any other as `raw`).
+    expect(server.lines.filter((l) => l.raw !== undefined)).toEqual([]);
     expect(server.output().stderr).toBe("");
     const decisions = server.lines.filter((l) => l.msg === "decision").length;
     figures.push(

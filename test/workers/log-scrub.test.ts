@@ -46,6 +46,36 @@ describe("the Worker's log lines", () => {
     expect(lines.join("\n")).not.toContain(KEY);
   });
 
+  it("stay JSON where a secret value starts inside a JSON escape (after a tab, `\\t0ken…`)", async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
+    const key = "t0ken7without7any7shape";
+    // A policy text of its own, so the isolate loads it with this key rather than reusing its last.
+    const withKey = { ...policy, models: { judge: { ...policy.models.judge, apiKey: "env:TAB_TEST_KEY" } } };
+    const res = await answerHook(
+      {
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "PreToolUse",
+        tool_name: "Bash",
+        tool_input: { command: `echo \t${key.slice(1)}` },
+      },
+      {
+        ...env,
+        HOOKGATE_POLICY: JSON.stringify(withKey),
+        TAB_TEST_KEY: key,
+        HOOKGATE_RECORD: "1",
+      } as WorkerEnv,
+    );
+    expect(res.status).toBe(200);
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(parsed.find((l) => l.msg === "decision")).toMatchObject({
+      toolInput: { command: "echo [masked]" },
+    });
+    expect(parsed.find((l) => l.msg === "hook record")).toBeDefined();
+  });
+
   it("mask credentials by their shapes, loaded with the policy out of the main module", async () => {
     const lines: string[] = [];
     vi.spyOn(console, "log").mockImplementation((line: string) => lines.push(line));
