@@ -22,7 +22,16 @@ import { capString, shorten, sliceCodePoints, utf8Length } from "../core/truncat
  * `MAX_ID_BYTES` long, and each names the team whose event it came from.
  */
 export interface SessionStore {
-  rememberTool(sessionId: string, tool: { toolName: string; summary: string }, at: number): Promise<void>;
+  /**
+   * One tool call under each of its keys (the session's, and the session's with the tool's
+   * name), in one write where the store can: one SQLite transaction, one commit on the answer's
+   * path; one KV put a key.
+   */
+  rememberTool(
+    sessionIds: readonly string[],
+    tool: { toolName: string; summary: string },
+    at: number,
+  ): Promise<void>;
   /** `at`: when it is read; what was written a day or more before it is not given (KV's expiry). */
   lastTool(sessionId: string, at?: number): Promise<{ toolName: string; summary: string } | undefined>;
   /** deepagents legacy tool calls: each half stored by tool_id, whichever arrives first. */
@@ -186,12 +195,9 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       };
       // Under the session, and under the session and the tool's name, for a prompt naming it.
       const byName = teamKey(input.team, event.sessionId, tool.toolName);
-      await enrich("rememberTool", input.deadline, async () => {
-        await Promise.all([
-          sessions.rememberTool(sessionKey, tool, now),
-          byName === undefined ? undefined : sessions.rememberTool(byName, tool, now),
-        ]);
-      });
+      await enrich("rememberTool", input.deadline, () =>
+        sessions.rememberTool(byName === undefined ? [sessionKey] : [sessionKey, byName], tool, now),
+      );
     }
     // Only deepagents' legacy halves are paired (correlate): for any other event the call, its
     // deadline's timer and the race against it, cost a notify rule's event about 2 µs for nothing.

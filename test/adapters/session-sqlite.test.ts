@@ -32,8 +32,8 @@ const count = (table: string, where = "1") => {
 describe("createSqliteSessionStore", () => {
   it("remembers each session's last tool and each tool call's halves across a reopen", async () => {
     const first = createSqliteSessionStore(path);
-    await first.rememberTool("s1", { toolName: "Bash", summary: "npm test" }, T0);
-    await first.rememberTool("s1", { toolName: "Edit", summary: "src/a.ts" }, T0 + 1);
+    await first.rememberTool(["s1"], { toolName: "Bash", summary: "npm test" }, T0);
+    await first.rememberTool(["s1"], { toolName: "Edit", summary: "src/a.ts" }, T0 + 1);
     await first.rememberToolHalf(
       "call_1",
       { kind: "use", toolName: "execute", toolArgs: { command: "ls" } },
@@ -59,13 +59,13 @@ describe("createSqliteSessionStore", () => {
     const store = createSqliteSessionStore(path);
     try {
       // The busy session is written first, so it holds the lowest rowid for as long as it lives.
-      await store.rememberTool("busy", { toolName: "Bash", summary: "first" }, T0);
+      await store.rememberTool(["busy"], { toolName: "Bash", summary: "first" }, T0);
       for (let i = 0; i < 1500; i++)
-        await store.rememberTool(`old-${i}`, { toolName: "Bash", summary: "x" }, T0);
+        await store.rememberTool([`old-${i}`], { toolName: "Bash", summary: "x" }, T0);
       for (let i = 0; i < 2500; i++) {
         const at = T0 + DAY + 1 + i;
         await store.rememberTool(
-          i % 2 === 0 ? "busy" : `new-${i}`,
+          [i % 2 === 0 ? "busy" : `new-${i}`],
           { toolName: "Read", summary: `${i}` },
           at,
         );
@@ -86,7 +86,7 @@ describe("createSqliteSessionStore", () => {
     let store: ReturnType<typeof createSqliteSessionStore> | undefined;
     try {
       store = createSqliteSessionStore(path);
-      await store.rememberTool("s1", { toolName: "Bash", summary: "deploy prod" }, T0);
+      await store.rememberTool(["s1"], { toolName: "Bash", summary: "deploy prod" }, T0);
       const modes = ["", "-wal"].map((end) => (statSync(`${path}${end}`).mode & 0o777).toString(8));
       expect(modes).toEqual(["600", "600"]);
       // Its WAL index is kept in memory (the file is locked exclusively): there is no -shm file.
@@ -101,7 +101,7 @@ describe("createSqliteSessionStore", () => {
     writeFileSync(path, "", { mode: 0o640 });
     const store = createSqliteSessionStore(path);
     try {
-      await store.rememberTool("s1", { toolName: "Bash", summary: "ls" }, T0);
+      await store.rememberTool(["s1"], { toolName: "Bash", summary: "ls" }, T0);
       expect((statSync(path).mode & 0o777).toString(8)).toBe("640");
     } finally {
       store.close();
@@ -111,7 +111,7 @@ describe("createSqliteSessionStore", () => {
   it("holds its file locked while open, so that no other process can hold a decision behind the file's lock", async () => {
     const store = createSqliteSessionStore(path, 0);
     try {
-      await store.rememberTool("s1", { toolName: "Bash", summary: "ls" }, T0);
+      await store.rememberTool(["s1"], { toolName: "Bash", summary: "ls" }, T0);
       // A sqlite3 shell or a backup cannot start a transaction on it, not even to read.
       const other = new Database(path, { timeout: 0 });
       try {
@@ -121,7 +121,7 @@ describe("createSqliteSessionStore", () => {
         other.close();
       }
       // While the store writes and reads on, each call taking no lock of the file's.
-      await store.rememberTool("s1", { toolName: "Edit", summary: "a.ts" }, T0 + 1);
+      await store.rememberTool(["s1"], { toolName: "Edit", summary: "a.ts" }, T0 + 1);
       expect(await store.lastTool("s1")).toEqual({ toolName: "Edit", summary: "a.ts" });
     } finally {
       store.close();
@@ -147,7 +147,7 @@ describe("createSqliteSessionStore", () => {
     // a prompt after a day idle named a tool on Node and none on Workers.
     const store = createSqliteSessionStore(path);
     try {
-      await store.rememberTool("s1", { toolName: "Bash", summary: "ls" }, T0);
+      await store.rememberTool(["s1"], { toolName: "Bash", summary: "ls" }, T0);
       await store.rememberToolHalf("call_1", { kind: "use", toolName: "execute", toolArgs: {} }, T0);
       await store.rememberToolHalf("call_1", { kind: "result", status: "success", output: "" }, T0 + 1);
       expect(await store.lastTool("s1", T0 + DAY - 1)).toEqual({ toolName: "Bash", summary: "ls" });

@@ -51,11 +51,19 @@ export function sessionContract(name: string, make: () => Promise<SessionStoreUn
 
     it("keeps each session's last tool call, the later write replacing the earlier, sessions apart", async () => {
       const [a, b] = [freshId(), freshId()];
-      await store.rememberTool(a, { toolName: "Bash", summary: "npm test" }, T0);
-      await store.rememberTool(b, { toolName: "Read", summary: "README.md" }, T0);
-      await store.rememberTool(a, { toolName: "Edit", summary: "src/a.ts" }, T0 + 1);
+      await store.rememberTool([a], { toolName: "Bash", summary: "npm test" }, T0);
+      await store.rememberTool([b], { toolName: "Read", summary: "README.md" }, T0);
+      await store.rememberTool([a], { toolName: "Edit", summary: "src/a.ts" }, T0 + 1);
       expect(await store.lastTool(a)).toEqual({ toolName: "Edit", summary: "src/a.ts" });
       expect(await store.lastTool(b)).toEqual({ toolName: "Read", summary: "README.md" });
+    });
+
+    it("keeps one tool call under each key it is given, each replaced on its own", async () => {
+      const [session, byName] = [freshId(), freshId()];
+      await store.rememberTool([session, byName], { toolName: "Bash", summary: "npm test" }, T0);
+      await store.rememberTool([session], { toolName: "Read", summary: "a.txt" }, T0 + 1);
+      expect(await store.lastTool(session)).toEqual({ toolName: "Read", summary: "a.txt" });
+      expect(await store.lastTool(byName)).toEqual({ toolName: "Bash", summary: "npm test" });
     });
 
     it("keeps a tool call's two halves in either order, a half written again replacing only itself", async () => {
@@ -75,7 +83,7 @@ export function sessionContract(name: string, make: () => Promise<SessionStoreUn
     it(`takes ids of ${MAX_ID_BYTES} bytes, the longest the notifier passes, in one- and four-byte characters`, async () => {
       const ids = [freshId(MAX_ID_BYTES, "s"), freshId(MAX_ID_BYTES, "😀")];
       for (const id of ids) {
-        await store.rememberTool(id, { toolName: "Bash", summary: id.slice(0, 8) }, T0);
+        await store.rememberTool([id], { toolName: "Bash", summary: id.slice(0, 8) }, T0);
         await store.rememberToolHalf(id, use("execute"), T0);
         await store.rememberToolHalf(id, result("success", id.slice(0, 8)), T0);
       }
@@ -93,7 +101,7 @@ export function sessionContract(name: string, make: () => Promise<SessionStoreUn
     it("gives back what it was given, whatever characters it holds, and tool arguments of 256 KiB", async () => {
       const session = freshId();
       const summary = `echo "a\\nb" 'ü' \u2028 😀 \u0000 ${"x".repeat(100)}`;
-      await store.rememberTool(session, { toolName: "mcp__srv__tool", summary }, T0);
+      await store.rememberTool([session], { toolName: "mcp__srv__tool", summary }, T0);
       expect(await store.lastTool(session)).toEqual({ toolName: "mcp__srv__tool", summary });
 
       const toolId = freshId();
@@ -112,8 +120,8 @@ export function sessionContract(name: string, make: () => Promise<SessionStoreUn
       await Promise.all([
         store.rememberToolHalf(toolId, use("execute"), T0),
         store.rememberToolHalf(toolId, result("success", "done"), T0),
-        store.rememberTool(session, bash, T0),
-        store.rememberTool(session, read, T0),
+        store.rememberTool([session], bash, T0),
+        store.rememberTool([session], read, T0),
       ]);
       expect(await store.toolHalves(toolId)).toEqual({
         use: use("execute"),

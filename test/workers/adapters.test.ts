@@ -257,8 +257,8 @@ describe("the KV session store", () => {
     const s = store();
     const id = crypto.randomUUID();
     expect(await s.lastTool(id)).toBeUndefined();
-    await s.rememberTool(id, { toolName: "Bash", summary: "ls" }, 0);
-    await s.rememberTool(id, { toolName: "Read", summary: "a.txt" }, 1);
+    await s.rememberTool([id], { toolName: "Bash", summary: "ls" }, 0);
+    await s.rememberTool([id], { toolName: "Read", summary: "a.txt" }, 1);
     expect(await s.lastTool(id)).toEqual({ toolName: "Read", summary: "a.txt" });
   });
 
@@ -282,7 +282,7 @@ describe("the KV session store", () => {
         throw new Error("KV PUT failed: 429 Too Many Requests");
       },
     });
-    await expect(s.rememberTool("s", { toolName: "Bash", summary: "ls" }, 0)).rejects.toThrow(
+    await expect(s.rememberTool(["s"], { toolName: "Bash", summary: "ls" }, 0)).rejects.toThrow(
       "KV PUT failed: 429 Too Many Requests",
     );
     expect(puts).toEqual([{ key: "tool:s", ttl: 86_400 }]);
@@ -293,7 +293,7 @@ describe("the KV session store", () => {
     // by KV itself.
     const s = store();
     const id = "x".repeat(600);
-    await expect(s.rememberTool(id, { toolName: "Bash", summary: "ls" }, 0)).rejects.toThrow(
+    await expect(s.rememberTool([id], { toolName: "Bash", summary: "ls" }, 0)).rejects.toThrow(
       /605 exceeds key length limit of 512/,
     );
     await expect(s.lastTool(id)).rejects.toThrow(/605 exceeds key length limit of 512/);

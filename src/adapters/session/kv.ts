@@ -37,8 +37,9 @@ export function createKvSessionStore(kv: KvNamespaceLike): SessionStore {
   const halfKey = (toolId: string, kind: ToolHalf["kind"]) => keyOf(`half-${kind}`, toolId);
 
   return {
-    async rememberTool(sessionId, tool) {
-      await put(keyOf("tool", sessionId), { toolName: tool.toolName, summary: tool.summary });
+    async rememberTool(sessionIds, tool) {
+      const value = { toolName: tool.toolName, summary: tool.summary };
+      await Promise.all(sessionIds.map((id) => put(keyOf("tool", id), value)));
     },
     async lastTool(sessionId) {
       const value = await get(keyOf("tool", sessionId));

@@ -5,8 +5,8 @@ export function createMemorySessionStore(): SessionStore {
   const tools = new Map<string, { toolName: string; summary: string }>();
   const halves = new Map<string, { use?: ToolHalf; result?: ToolHalf }>();
   return {
-    async rememberTool(sessionId, tool) {
-      tools.set(sessionId, tool);
+    async rememberTool(sessionIds, tool) {
+      for (const id of sessionIds) tools.set(id, tool);
     },
     async lastTool(sessionId) {
       return tools.get(sessionId);

@@ -64,6 +64,16 @@ export function createSqliteSessionStore(
     "SELECT tool_name AS toolName, summary FROM session_tools WHERE session_id = ? AND at > ?",
   );
   const sweepTools = createSweeper(db, "session_tools");
+  let toolWrites = 0;
+  // A call's keys in one transaction: one commit (and its WAL sync) for both, not one each.
+  const upsertAll = db.transaction(
+    (ids: readonly string[], tool: { toolName: string; summary: string }, at: number) => {
+      for (const id of ids) {
+        upsert.run(id, tool.toolName, tool.summary, at);
+        if (++toolWrites % SWEEP_EVERY === 0) sweepTools(at - RETENTION_MS);
+      }
+    },
+  );
   db.exec(`CREATE TABLE IF NOT EXISTS tool_halves (
     tool_id TEXT NOT NULL, kind TEXT NOT NULL, half TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (tool_id, kind))`);
   const upsertHalf = db.prepare(
@@ -72,7 +82,6 @@ export function createSqliteSessionStore(
   );
   const selectHalves = db.prepare("SELECT half FROM tool_halves WHERE tool_id = ? AND at > ?");
   const sweepHalves = createSweeper(db, "tool_halves");
-  let toolWrites = 0;
   let halfWrites = 0;
   /**
    * A failure naming the file, and what to do about it: SQLite's message names none
@@ -95,11 +104,8 @@ export function createSqliteSessionStore(
     }
   };
   return {
-    async rememberTool(sessionId, tool, at) {
-      naming(() => {
-        upsert.run(sessionId, tool.toolName, tool.summary, at);
-        if (++toolWrites % SWEEP_EVERY === 0) sweepTools(at - RETENTION_MS);
-      });
+    async rememberTool(sessionIds, tool, at) {
+      naming(() => upsertAll(sessionIds, tool, at));
     },
     async lastTool(sessionId, at = Number.NEGATIVE_INFINITY) {
       return naming(
