@@ -207,13 +207,8 @@ export function refuseEvent(logger: Logger, event: unknown, message: string): ne
  * `url`: AWS's `https://sqs.REGION.amazonaws.com/ACCOUNT/NAME` (its FIPS, China, dual-stack,
  * legacy and VPC endpoint hosts name the region too) or a local server's
  * `http://127.0.0.1:PORT/ACCOUNT/NAME`, whose host names no region, so only the account and the
- * name are compared.
+ * name are compared. The URL is read once, for every record of a batch.
  */
-export function isQueueArnOf(arn: unknown, url: string): boolean {
-  return isArnOfQueueAt(url)(arn);
-}
-
-/** `isQueueArnOf` for one queue URL, read once, for every record of a batch. */
 export function isArnOfQueueAt(url: string): (arn: unknown) => boolean {
   let host: string;
   let path: string[];

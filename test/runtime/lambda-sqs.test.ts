@@ -25,7 +25,7 @@ import { type DeliveryJob, MAX_HOLDS } from "../../src/core/delivery.js";
 import type { Logger } from "../../src/core/ports.js";
 import {
   createLambdaSqsClient,
-  isQueueArnOf,
+  isArnOfQueueAt,
   SQS_ANSWER_TIMEOUT_MS,
   SQS_CONNECT_TIMEOUT_MS,
 } from "../../src/entry/lambda-config.js";
@@ -1510,7 +1510,7 @@ describe("the Lambda SQS handler", () => {
     ["arn:aws:sqs:eu-west-1:123456789012:dlq", "not a url", false],
     ["", "https://sqs.eu-west-1.amazonaws.com/123456789012/dlq", false],
   ])("reads %s as the queue at %s: %s", (arn, url, same) => {
-    expect(isQueueArnOf(arn, url)).toBe(same);
+    expect(isArnOfQueueAt(url)(arn)).toBe(same);
   });
 
   it("reports every record when it has no DLQ to dead-letter into", async () => {
