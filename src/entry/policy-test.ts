@@ -24,7 +24,7 @@ import {
   parseCases,
   ruleCoverage,
 } from "../core/policy-cases.js";
-import { bodyFromBytes } from "../http/read-body.js";
+import { bodyFromBytes, strictUtf8 } from "../http/read-body.js";
 import { holdsCases, loadCommandPolicy } from "./command-policy.js";
 import { UsageError } from "./usage-error.js";
 
@@ -238,10 +238,8 @@ async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems:
     }
     // Strictly, as the gateway reads a body: decoded leniently, a byte that is no UTF-8 became
     // U+FFFD and the case was judged, where the same file without "with" is refused.
-    let eventText: string;
-    try {
-      eventText = new TextDecoder("utf-8", { fatal: true }).decode(eventBytes);
-    } catch {
+    const eventText = strictUtf8(eventBytes);
+    if (eventText === undefined) {
       problems.push(`${at}: ${eventPath} is not UTF-8, as a hook body must be; save it as UTF-8`);
       continue;
     }

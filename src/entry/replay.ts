@@ -32,6 +32,7 @@ import { escapeControls } from "../core/escape-controls.js";
 import type { LoadedPolicy } from "../core/policy.js";
 import { envReaderOf } from "../core/secret-ref.js";
 import { shorten } from "../core/truncate.js";
+import { isGzip } from "../http/read-body.js";
 import { loadCommandPolicy } from "./command-policy.js";
 import type { CommandIo } from "./policy-test.js";
 import { shellQuote } from "./shell-word.js";
@@ -207,11 +208,6 @@ export async function replayCommand(
     for (const file of files) await file.handle.close();
     for (const spool of spools) await rm(spool, { recursive: true, force: true });
   }
-}
-
-/** Whether a file starts with gzip's magic number (RFC 1952). */
-function isGzip(start: Buffer): boolean {
-  return start[0] === 0x1f && start[1] === 0x8b;
 }
 
 /** Whether a file starts with UTF-16's byte order mark, little- or big-endian. */

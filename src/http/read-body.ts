@@ -362,29 +362,47 @@ function busy(chunks: Uint8Array[], kept: number): BodyResult {
   };
 }
 
+/**
+ * The UTF-8 text of bytes, or undefined where they spell none (no U+FFFD in place of a bad
+ * byte): as a hook body is read, whatever reads one. Rethrows anything else (V8's plain Error
+ * for bytes too long for one string).
+ */
+export function strictUtf8(bytes: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch (e) {
+    if (e instanceof TypeError) return undefined;
+    throw e;
+  }
+}
+
+/** Whether bytes start with gzip's magic number (RFC 1952): compressed, they are no text. */
+export function isGzip(bytes: Uint8Array): boolean {
+  return bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
 /** UTF-8 text of a complete body, refused when it is not UTF-8 or nests JSON too deep. */
 export function decodeBody(bytes: Uint8Array): BodyResult {
-  let text: string;
+  let text: string | undefined;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = strictUtf8(bytes);
   } catch (e) {
-    // Only a TypeError means bad UTF-8; V8 throws a plain Error for a body too long for one string.
-    if (!(e instanceof TypeError)) {
-      return {
-        ok: false,
-        error: {
-          code: "BODY_TOO_LARGE",
-          message: `the request body is ${bytes.byteLength} bytes, too long to hold as text (${errorMessage(e)}); lower defaults.maxBodyBytes`,
-          eventName: sniffEventName(new TextDecoder().decode(bytes.subarray(0, SNIFF_BYTES))),
-        },
-      };
-    }
+    return {
+      ok: false,
+      error: {
+        code: "BODY_TOO_LARGE",
+        message: `the request body is ${bytes.byteLength} bytes, too long to hold as text (${errorMessage(e)}); lower defaults.maxBodyBytes`,
+        eventName: sniffEventName(new TextDecoder().decode(bytes.subarray(0, SNIFF_BYTES))),
+      },
+    };
+  }
+  if (text === undefined) {
     return {
       ok: false,
       error: {
         code: "BODY_NOT_UTF8",
-        // gzip's magic number: a client that compresses its request (Content-Encoding is not read).
-        message: `the request body is not valid UTF-8${bytes[0] === 0x1f && bytes[1] === 0x8b ? " (it is gzip-compressed: send it uncompressed)" : ""}`,
+        // A client that compresses its request (Content-Encoding is not read).
+        message: `the request body is not valid UTF-8${isGzip(bytes) ? " (it is gzip-compressed: send it uncompressed)" : ""}`,
         eventName: sniffEventName(new TextDecoder().decode(bytes.subarray(0, SNIFF_BYTES))),
       },
     };
