@@ -145,7 +145,12 @@ export function compileWhereGlob(glob: string): Result<(value: string) => boolea
 
 /** A `.` or `..` segment, or an empty one: text normalizePath would change, besides a trailing `/`. */
 const UNNORMALIZED = /(?:^|\/)\.{1,2}(?:\/|$)|\/\//;
-/** A `..` segment, which drops the one before it however it reads. */
+/**
+ * A `..` segment, which drops the one before it however it reads. The `..` part of UNNORMALIZED,
+ * kept apart because the two ask different things: whether normalizing changes the text at all
+ * (a `.` or an empty segment too), and whether it removes any of what was written. Only a `..`
+ * does: a `.` or a `//` goes alone, so a command or a URL holding one is still read normalized.
+ */
 const CLIMBS = /(?:^|\/)\.\.(?:\/|$)/;
 /**
  * A command or a URL, where a `..` drops what may hold anything: an allow rule's `npm run *` read
