@@ -28,6 +28,8 @@ export default defineProject({
           VARS_NUMBER: 12345,
           VARS_TABLE: { key: "sk-workerd" },
           VARS_FLAG: true,
+          // A name hookgate does not repeat (src/core/secret-ref.ts nameToShow): it reads like a secret.
+          VarsNumber2: 678,
         },
         secretsStoreSecrets: {
           STORE_KEY: { store_id: "hookgate-test", secret_name: "judge-key" },

@@ -41,6 +41,7 @@ import {
 } from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
 import type { ToldFailure } from "../core/recurring-failure.js";
+import { nameToShow, variableNamedHere, variableShown } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import {
@@ -119,9 +120,13 @@ const envReader = (name: string) => {
   const wrong = notText(name);
   if (wrong && toldNotText.get(name) !== value) {
     toldNotText.set(name, value);
-    logger.log("error", `${name} is bound as ${wrong.what}, which is no text: read as not set`, {
-      fix: wrong.fix,
-    });
+    logger.log(
+      "error",
+      `${variableShown(name)} is bound as ${wrong.what}, which is no text: read as not set`,
+      {
+        fix: wrong.fix,
+      },
+    );
   }
   return undefined;
 };
@@ -138,7 +143,9 @@ const toldNotText = new Map<string, unknown>();
 function notText(name: string): { what: string; fix: string } | undefined {
   const value: unknown = bindings[name];
   if (value === undefined || typeof value === "string") return undefined;
-  const put = `\`wrangler secret put ${name}\``;
+  // A name that reads like a secret is not repeated here either (secret-ref.ts nameToShow).
+  const shown = nameToShow(name) ?? "NAME";
+  const put = `\`wrangler secret put ${shown}\``;
   if (
     typeof value !== "object" ||
     value === null ||
@@ -147,11 +154,11 @@ function notText(name: string): { what: string; fix: string } | undefined {
   ) {
     const json =
       typeof value !== "object" ? `a ${typeof value}` : Array.isArray(value) ? "an array" : "a table";
-    return { what: `${json} from [vars]`, fix: `quote it in [vars] (${name} = "…"), or set it with ${put}` };
+    return { what: `${json} from [vars]`, fix: `quote it in [vars] (${shown} = "…"), or set it with ${put}` };
   }
   return {
     what: "a binding of another kind (a Secrets Store secret, a KV namespace, a service?)",
-    fix: `a Worker reads env: values as text only, as it loads the policy, so not from a Secrets Store secret: set ${name} with ${put} or as a [vars] text, and remove or rename the binding of that name`,
+    fix: `a Worker reads env: values as text only, as it loads the policy, so not from a Secrets Store secret: set ${shown} with ${put} or as a [vars] text, and remove or rename the binding of that name`,
   };
 }
 const newId = () => crypto.randomUUID();
@@ -354,13 +361,12 @@ async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { pro
         problem: `HOOKGATE_POLICY is invalid: ${describeProblems(loaded.error)}`,
       };
     for (const w of loaded.value.warnings) {
-      // "NAME is not set" where NAME is bound, but as no text: said as what it is.
+      // "NAME is not set" where NAME is bound, but as no text: said as what it is. The warning
+      // names the variable as variableNamedHere does, withheld where it reads like a secret.
       const wrong = w.unsetVariable === undefined ? undefined : notText(w.unsetVariable);
+      const named = w.unsetVariable === undefined ? "" : variableNamedHere(w.unsetVariable);
       const problem = wrong
-        ? w.message.replace(
-            `${w.unsetVariable} is not set`,
-            `${w.unsetVariable} is bound as ${wrong.what}, which is no text`,
-          )
+        ? w.message.replace(`${named} is not set`, `${named} is bound as ${wrong.what}, which is no text`)
         : w.message;
       logger.log("warn", "policy warning", { path: w.path, problem, ...(wrong && { fix: wrong.fix }) });
     }

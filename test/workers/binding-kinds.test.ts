@@ -117,6 +117,22 @@ describe("an env: reference read from a binding that is no text", () => {
     );
   });
 
+  it("whose name reads like a secret is said to be bound as no text, without the name", async () => {
+    // The rewording matched the name, which a withheld name's warning does not hold: it said
+    // "is not set" of a variable that is bound, and its fix repeated the name the message withheld.
+    const lines = await loadWith(["VarsNumber2"]);
+    expect(JSON.stringify(lines)).not.toContain("VarsNumber2");
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: "policy warning",
+        problem: expect.stringMatching(
+          /^the variable named here \(not repeated: .*\) is bound as a number from \[vars\], which is no text, so every call to model/,
+        ),
+        fix: 'quote it in [vars] (NAME = "…"), or set it with `wrangler secret put NAME`',
+      }),
+    );
+  });
+
   it("is told apart from text, read as ever, and from no binding, still not set", async () => {
     const lines = await loadWith(["JUDGE_KEY", "NOWHERE_KEY"]);
     expect(lines).toEqual([
