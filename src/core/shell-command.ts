@@ -509,9 +509,7 @@ function setsEnvironmentVariable(command: string, args: readonly Word[], at: num
     if (options.some((a) => /^-[A-Za-z]*f/.test(a.text))) return false;
     names = rest;
   } else if (arithmetic !== undefined) {
-    return arithmetic.some(
-      (text) => LET_ASSIGNS_ENVIRONMENT_NAME.test(text) || LET_ASSIGNS_ZSH_TIED.test(text),
-    );
+    return arithmetic.some((text) => ARITHMETIC_ASSIGNS_ENVIRONMENT.test(text));
   } else if (DECLARATIONS.has(command)) {
     // A word that expands may be a `NAME=value` (`export $x` with x=PATH=/tmp/x, `declare
     // "$n=$v"`); a `NAME=value` as written is noteAssignment's.
@@ -638,18 +636,19 @@ const ARITHMETIC_TEST = /^-(?:eq|ne|lt|le|gt|ge)$/;
 /** After a name in arithmetic, what assigns it: a subscript (one nesting deep), then `=`, `op=`, `++` or `--`. */
 const ASSIGNED_IN_ARITHMETIC = String.raw`\s*(?:\[(?:[^[\]]|\[[^[\]]*\])*\]\s*)?(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)`;
 
+/** One of zsh's ZSH_TIED arrays, as a whole name. */
+const ZSH_TIED_NAME = String.raw`(?:${[...ZSH_TIED].join("|")})(?![A-Za-z0-9_])`;
+
 /**
- * An assignment in `let`'s arithmetic to a name in capitals (`let PATH=1`, `let 'X = 2'`, `let
- * X++`, `let 'PATH[i[0]]=1'`). A name's first capital is read as ENVIRONMENT_NAME's, in one way
- * only (`let AAA…Ax`), and a subscript holds no `[` but a nested one's (`let ,A[,A[…` looked from
- * each `[` to the end).
+ * An assignment in arithmetic (`let`'s, a `((…))`'s, a test's `-eq` operands, a `${…}`'s
+ * subscript, offset and length) to a name in capitals (`let PATH=1`, `let 'X = 2'`, `let X++`,
+ * `let '--PATH'`, `let 'PATH[i[0]]=1'`) or to one of zsh's ZSH_TIED arrays, which is PATH by
+ * another name there (`let path=1`, `((++path))`, `${a[path=1]}` set PATH to 1). A name's first
+ * capital is read as ENVIRONMENT_NAME's, in one way only (`let AAA…Ax`), and a subscript holds
+ * no `[` but a nested one's (`let ,A[,A[…` looked from each `[` to the end).
  */
-const LET_ASSIGNS_ENVIRONMENT_NAME = new RegExp(
-  String.raw`(?:^|[^A-Za-z0-9_])[0-9_]*[A-Z][A-Z0-9_]*${ASSIGNED_IN_ARITHMETIC}|(?:\+\+|--)\s*[0-9_]*[A-Z]`,
-);
-/** An assignment in arithmetic to one of zsh's ZSH_TIED arrays: zsh's `let path=1` sets PATH to 1. */
-const LET_ASSIGNS_ZSH_TIED = new RegExp(
-  String.raw`(?:^|[^A-Za-z0-9_])(?:${[...ZSH_TIED].join("|")})${ASSIGNED_IN_ARITHMETIC}`,
+const ARITHMETIC_ASSIGNS_ENVIRONMENT = new RegExp(
+  String.raw`(?:^|[^A-Za-z0-9_])(?:[0-9_]*[A-Z][A-Z0-9_]*|${ZSH_TIED_NAME})${ASSIGNED_IN_ARITHMETIC}|(?:\+\+|--)\s*(?:[0-9_]*[A-Z]|${ZSH_TIED_NAME})`,
 );
 
 /**
@@ -956,10 +955,11 @@ function parameter(s: ScanState): void {
   // `${NAME:=value}` and `${NAME=value}` assign NAME for what follows, as `NAME=value` does.
   const assigned = ASSIGNING_PARAMETER.exec(unit)?.[1];
   if (assigned !== undefined && !SAFE_VARIABLES.has(assigned)) s.opaque = true;
-  // A subscript and a substring's offset and length are arithmetic: `${a[PATH=1]}` assigns PATH.
+  // A subscript and a substring's offset and length are arithmetic: `${a[PATH=1]}` assigns PATH,
+  // as zsh's `${a[path=1]}` does.
   if (unit.includes("[") || unit.includes(":")) {
     const [, subscript, offset] = PARAMETER_ARITHMETIC.exec(unit) ?? [];
-    if ([subscript, offset].some((text) => text !== undefined && LET_ASSIGNS_ENVIRONMENT_NAME.test(text)))
+    if ([subscript, offset].some((text) => text !== undefined && ARITHMETIC_ASSIGNS_ENVIRONMENT.test(text)))
       s.opaque = true;
   }
   // Unquoted, a value it may take with a blank in it, or IFS's, splits the word as an unquoted

@@ -237,6 +237,10 @@ describe("Bash rules", () => {
     // zsh's arithmetic assigns the array too: `let path=1` runs npm from ./1.
     ["let path=1; npm test", "Bash(let *)"],
     ["let 'path = 1'; npm test", "Bash(let *)"],
+    ["let ++path; npm test", "Bash(let *)"],
+    ["[[ 1 -eq ++path ]]; npm test", "Bash([[ *)"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+    ["echo ${a[path=1]}; npm test", "Bash(echo *)"],
   ])("approves %j by no allow rule, as export PATH=…: the npm that runs is another", (command, allow) => {
     expect(allowListMatches([rule(allow), rule("Bash(npm test)")], bash(command))).toBe(false);
     expect(both("Bash(npm test)", bash(command))).toEqual({ any: true, all: false });
@@ -274,6 +278,7 @@ describe("Bash rules", () => {
     ].map(rule);
     for (const command of [
       "while read -r line; do let count++; done; npm test",
+      "let i=1; let ++i; npm test",
       "[[ $# -eq 1 ]] && npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       ': "${1:?usage}"; npm test',

@@ -746,6 +746,30 @@ describe("splitSubcommands", () => {
       "echo ${a[PATH=1]}; npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       'echo "${x:0:PATH=1}"; npm test',
+      "(( ++PATH )); npm test",
+      "[[ 1 -eq --LD_PRELOAD ]]; npm test",
+      // zsh's arrays tied to PATH (Claude Code runs its Bash tool in zsh on macOS), wherever
+      // arithmetic is read: zsh's `((++path))` and `${a[path=1]}` set PATH to 1.
+      "let ++path; npm test",
+      "let 'x = --fpath'; npm test",
+      "let module_path++; npm test",
+      "let 'cdpath += 1'; npm test",
+      "((++path)); npm test",
+      "(( ++ path )); npm test",
+      "((x = ++path)); npm test",
+      "(( path[1] = 5 )); npm test",
+      "for (( ; ++path < 2 ; )); do npm test; done",
+      "[[ 1 -eq ++path ]]; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${a[path=1]}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${a[++path]}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      'echo "${#a[fpath=1]}"; npm test',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${x: path=1}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      'echo "${x:0:++module_path}"; npm test',
       "set -a; read -r npm_config_script_shell < f; npm test",
       "set -ea; read -r http_proxy < f; npm install",
       "set -o allexport; read -r http_proxy < f; npm install",
@@ -758,7 +782,15 @@ describe("splitSubcommands", () => {
       expect([command, splitSubcommands(command).opaque]).toEqual([command, true]);
     for (const command of [
       "((i++)); npm test",
+      "(( i++ )); npm test",
+      "((++i)); let --count; npm test",
+      "let i=1; npm test",
       "(( i = i + 1 )); npm test",
+      "((x = path_len + 1)); npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "((n = ${#path[@]})); npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${a[i+1]} ${a[++i]} ${a[path==1]}; npm test",
       "((n > PATH)); npm test",
       "for ((i=0; i<3; i++)); do npm test; done",
       "[[ $x -eq 1 ]]; npm test",
