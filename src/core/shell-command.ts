@@ -897,12 +897,39 @@ interface ScanState {
 
 function step(s: ScanState, patternMode: boolean): void {
   const c = s.text.charAt(s.i);
+  if (c === "$" && !patternMode && s.quote !== "'" && s.quote !== "$'" && zshSubscriptAssigns(s.text, s.i))
+    s.opaque = true;
   if (s.quote === "'" || s.quote === "$'") stepInSingleQuotes(s, c, patternMode);
   else if (c === "\\") stepBackslash(s, patternMode);
   else if (!patternMode && (s.text.startsWith("$(", s.i) || c === "`")) substitute(s);
   else if (!patternMode && s.text.startsWith("${", s.i)) parameter(s);
   else if (s.quote === '"') stepInDoubleQuotes(s, c, patternMode);
   else stepUnquoted(s, c, patternMode);
+}
+
+/** zsh's `$NAME[`, which opens a subscript. */
+const ZSH_SUBSCRIPT_START = /\$[A-Za-z_][A-Za-z0-9_]*\[/y;
+/** After `$NAME[`: its subscript, a nested `[…]` in it passed over whole, and its `]`. */
+const ZSH_SUBSCRIPT = new RegExp(
+  String.raw`${ZSH_SUBSCRIPT_START.source}((?:[^[\]]|\[[^[\]]{0,256}\]){0,256})\]`,
+  "y",
+);
+
+/**
+ * Whether the `$` at `i` starts zsh's `$NAME[…]` and its subscript assigns PATH or a name in
+ * capitals (ARITHMETIC_ASSIGNS_ENVIRONMENT): zsh evaluates it as arithmetic, unquoted or in double
+ * quotes, as bash does a `${NAME[…]}`'s (`echo $a[path=1]` sets PATH to 1 there; Claude Code runs
+ * its Bash tool in zsh on macOS). To bash it is `$NAME` and a pattern. One whose `]` is not found
+ * within ZSH_SUBSCRIPT's bounds is read from the next 1,024 characters, and assigns wherever the
+ * text runs past them.
+ */
+function zshSubscriptAssigns(text: string, i: number): boolean {
+  ZSH_SUBSCRIPT.lastIndex = i;
+  const subscript = ZSH_SUBSCRIPT.exec(text)?.[1];
+  if (subscript !== undefined) return ARITHMETIC_ASSIGNS_ENVIRONMENT.test(subscript);
+  ZSH_SUBSCRIPT_START.lastIndex = i;
+  if (!ZSH_SUBSCRIPT_START.test(text)) return false;
+  return text.length > i + 1024 || ARITHMETIC_ASSIGNS_ENVIRONMENT.test(text.slice(i, i + 1024));
 }
 
 function stepInSingleQuotes(s: ScanState, c: string, patternMode: boolean): void {

@@ -770,6 +770,12 @@ describe("splitSubcommands", () => {
       "echo ${x: path=1}; npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       'echo "${x:0:++module_path}"; npm test',
+      // zsh's `$NAME[…]` evaluates its subscript as arithmetic too (bash's is `$NAME` and a pattern).
+      "echo $a[path=1]; npm test",
+      'echo "$a[PATH=1]"; npm test',
+      "echo $a[++fpath]; npm test",
+      "echo $a[b[i] + LD_PRELOAD=1]; npm test",
+      `echo $a[${" ".repeat(300)}PATH=1]; npm test`,
       "set -a; read -r npm_config_script_shell < f; npm test",
       "set -ea; read -r http_proxy < f; npm install",
       "set -o allexport; read -r http_proxy < f; npm install",
@@ -791,6 +797,8 @@ describe("splitSubcommands", () => {
       "((n = ${#path[@]})); npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       "echo ${a[i+1]} ${a[++i]} ${a[path==1]}; npm test",
+      'echo $a[i+1] "$b[2]" $x[[:alpha:]] $a[path==1]; grep "$pat[0-9]" f; npm test',
+      "echo '$a[path=1]' \\$a[PATH=1]; npm test",
       "((n > PATH)); npm test",
       "for ((i=0; i<3; i++)); do npm test; done",
       "[[ $x -eq 1 ]]; npm test",
