@@ -162,6 +162,9 @@ const HOSTILE = [
   { name: "`let ` + `A1` repeated", command: (n) => `let ${repeated("A1", n - 4)}` },
   { name: "`let ` + `,A[` repeated", command: (n) => `let ${repeated(",A[", n - 4)}` },
   { name: "`read ` + `A` repeated + `x`", command: (n) => `read ${repeated("A", n - 6)}x` },
+  // zsh's `$NAME[…]`, whose subscript is read as arithmetic from each `$`, within bounds.
+  { name: "`echo ` + `$a[` repeated", command: (n) => `echo ${repeated("$a[", n - 5)}` },
+  { name: '`echo "` + `$a[[x` repeated', command: (n) => `echo "${repeated("$a[[x", n - 6)}` },
 ];
 const SIZES = [MAX_COMMAND_LENGTH / 2, MAX_COMMAND_LENGTH];
 
