@@ -603,24 +603,32 @@ function evaluatesValue(out: Output): boolean {
 
 /**
  * The words bash evaluates as arithmetic: `let`'s, a `((…))`'s and a `for ((…))`'s, and the
- * operands of a test's `-eq`, `-lt`… (`[[ PATH=1 -eq 1 ]]` assigns). Undefined for another command.
+ * operands of a test's `-eq`, `-lt`… (`[[ PATH=1 -eq 1 ]]` assigns), and the subscript of a test's
+ * `-v` operand. Undefined for another command.
  */
 function arithmeticOf(command: string, args: readonly Word[], at: number): string[] | undefined {
   if (!ARITHMETIC_COMMANDS.has(command)) return undefined;
   const rest = operandsOf(args, at);
   if (command === "let" || command === "((") return rest.map((a) => a.text);
   if ((command === "for" || command === "select") && rest[0]?.text === "((") return rest.map((a) => a.text);
-  if (command !== "[[") return undefined;
+  if (command !== "[[" && command !== "test" && command !== "[") return undefined;
+  // `-v`'s operand is a variable's name, and an element's subscript is arithmetic, in `test` and
+  // `[` too (`[[ -v a[PATH=1] ]]`, `test -v 'a[PATH=1]'` assign PATH).
+  const subscripts = rest
+    .filter((a, k) => rest[k - 1]?.text === "-v" && a.text.includes("["))
+    .map((a) => a.text.slice(a.text.indexOf("[")));
+  if (command !== "[[") return subscripts;
   return rest
     .filter(
       (_, k) =>
         ARITHMETIC_TEST.test(rest[k - 1]?.text ?? "") || ARITHMETIC_TEST.test(rest[k + 1]?.text ?? ""),
     )
-    .map((a) => a.text);
+    .map((a) => a.text)
+    .concat(subscripts);
 }
 
 /** The commands arithmeticOf reads. */
-const ARITHMETIC_COMMANDS: ReadonlySet<string> = new Set(["let", "((", "for", "select", "[["]);
+const ARITHMETIC_COMMANDS: ReadonlySet<string> = new Set(["let", "((", "for", "select", "[[", "test", "["]);
 /** The commands setsEnvironmentVariable reads. */
 const ASSIGNING_COMMANDS: ReadonlySet<string> = new Set([
   ...VALUE_SETTING_COMMANDS,

@@ -242,6 +242,8 @@ describe("Bash rules", () => {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
     ["echo ${a[path=1]}; npm test", "Bash(echo *)"],
     ["echo $a[path=1]; npm test", "Bash(echo *)"],
+    ["[[ -v a[PATH=1] ]]; npm test", "Bash([[ *)"],
+    ["test -v 'a[path=1]'; npm test", "Bash(test *)"],
   ])("approves %j by no allow rule, as export PATH=…: the npm that runs is another", (command, allow) => {
     expect(allowListMatches([rule(allow), rule("Bash(npm test)")], bash(command))).toBe(false);
     expect(both("Bash(npm test)", bash(command))).toEqual({ any: true, all: false });
