@@ -161,6 +161,13 @@ const HOSTILE = [
   { name: "`let ` + `A` repeated + `x`", command: (n) => `let ${repeated("A", n - 5)}x` },
   { name: "`let ` + `A1` repeated", command: (n) => `let ${repeated("A1", n - 4)}` },
   { name: "`let ` + `,A[` repeated", command: (n) => `let ${repeated(",A[", n - 4)}` },
+  // The same regex reads zsh's arrays tied to PATH, prefixed (`++path`) too, and a `${…}`'s subscript.
+  { name: "`let ` + `,path[` repeated", command: (n) => `let ${repeated(",path[", n - 4)}` },
+  { name: "`let ` + `++` repeated", command: (n) => `let ${repeated("++", n - 4)}` },
+  {
+    name: "`echo` of a subscript, `,path[` repeated",
+    command: (n) => `echo \${a[${repeated(",path[", n - 11)}]}`,
+  },
   { name: "`read ` + `A` repeated + `x`", command: (n) => `read ${repeated("A", n - 6)}x` },
   // zsh's `$NAME[…]`, whose subscript is read as arithmetic from each `$`, within bounds.
   { name: "`echo ` + `$a[` repeated", command: (n) => `echo ${repeated("$a[", n - 5)}` },

@@ -277,11 +277,15 @@ describe("Bash rules", () => {
       "Bash(: *)",
       "Bash(set *)",
       "Bash(. *)",
+      "Bash(echo *)",
       "Bash(npm test)",
     ].map(rule);
     for (const command of [
       "while read -r line; do let count++; done; npm test",
       "let i=1; let ++i; npm test",
+      "let i=1; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${a[i+1]}; npm test",
       "[[ $# -eq 1 ]] && npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       ': "${1:?usage}"; npm test',

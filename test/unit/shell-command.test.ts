@@ -760,6 +760,19 @@ describe("splitSubcommands", () => {
       "(( path[1] = 5 )); npm test",
       "for (( ; ++path < 2 ; )); do npm test; done",
       "[[ 1 -eq ++path ]]; npm test",
+      // zsh ties path, fpath, cdpath and module_path to PATH…: arithmetic assigning one sets it.
+      "(( ++path )); npm test",
+      "(( path++ )); npm test",
+      "(( path[1] = 2 )); npm test",
+      "let --fpath; npm test",
+      "let '++ cdpath'; npm test",
+      "let module_path+=1; npm test",
+      "for ((;; ++path)); do npm test; done",
+      // A test's `-v` evaluates its name's subscript as arithmetic, in test and `[` too.
+      "[[ -v a[PATH=1] ]]; npm test",
+      "test -v 'a[path=1]'; npm test",
+      "[ -v 'a[++PATH]' ]; npm test",
+      "read -r n < f; [[ -v a[n] ]]; npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       "echo ${a[path=1]}; npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
@@ -781,6 +794,10 @@ describe("splitSubcommands", () => {
       "test -v 'a[PATH=1]'; npm test",
       '[ -v "a[++path]" ]; npm test',
       "read -r n < f; test -v 'a[n]'; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      'echo "${x:path=1}"; npm test',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${x:0:fpath++}; npm test",
       "set -a; read -r npm_config_script_shell < f; npm test",
       "set -ea; read -r http_proxy < f; npm install",
       "set -o allexport; read -r http_proxy < f; npm install",
@@ -817,6 +834,13 @@ describe("splitSubcommands", () => {
       "echo ${HOME:+set}; npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       'echo "${a[i+1]}" "${x:1:2}" "${OPTS:-FOO=1}"; npm test',
+      "(( i++ )); npm test",
+      "let i=1; npm test",
+      "(( x = path + 1 )); let mypath++ path_x=1; npm test",
+      "[[ -v a[i] ]] && test -v PATH && [ -v a ] && [[ -v x ]]; npm test",
+      "read -r n < f; [[ -v n ]]; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "echo ${a[i+1]} ${a[path]} ${x:path:2}; npm test",
       "set -euo pipefail; npm test",
       "set +a; npm test",
       "export NODE_ENV; declare -x CI; npm test",
