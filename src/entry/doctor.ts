@@ -130,9 +130,12 @@ export async function doctorCommand(
     print({ ok: false, line: "sample decision: not checked (the hook URL is mistyped)" });
     return 1;
   }
+  // A loopback check that passes (it names the older releases that fail) yields to a failed one.
+  const loopback = loopbackThroughProxy(hookUrl, dialect, env);
   const refused =
-    loopbackThroughProxy(hookUrl, dialect, env) ??
-    (await clientRefusedAnswers(hookUrl, dialect, env, resolve));
+    loopback?.ok === false
+      ? loopback
+      : ((await clientRefusedAnswers(hookUrl, dialect, env, resolve)) ?? loopback);
   if (refused) print(refused);
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs });
   const healthCheck = checkHealth(health, base);
@@ -206,26 +209,47 @@ async function clientRefusedAnswers(
   });
   if (refused.length === 0) return undefined;
   const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
-  const exempted = proxy.exemptedBy === undefined ? "" : ` (${proxy.exemptedBy} exempts it from the proxy)`;
+  const direct = directWhy(proxy, agent);
+  const exempted = direct === undefined ? "" : ` (${[direct, proxy.older].filter((s) => s).join("; ")})`;
+  const rename =
+    "give the gateway a name whose every address is public (or loopback, for a gateway on this machine)";
+  const throughProxy = "the agent reaches it through the proxy, which it connects to without that check";
   return {
     ok: false,
     goOn: true,
     line: `address: ${host} resolves to ${refused.join(", ")}${exempted}: ${agent} refuses an http hook whose host has such an address (ERR_HTTP_HOOK_BLOCKED_ADDRESS) and runs the tool call as if no hook had answered`,
     fix:
-      proxy.exemptedBy === undefined
-        ? "give the gateway a name whose every address is public (or loopback, for a gateway on this machine), or have the agent reach it through a proxy (HTTPS_PROXY), which it connects to without that check"
-        : `give the gateway a name whose every address is public (or loopback, for a gateway on this machine), or take ${host} out of ${proxy.exemptedBy} so that the agent reaches it through the proxy, which it connects to without that check`,
+      proxy.exemptedBy !== undefined
+        ? `${rename}, or take ${host} out of ${proxy.exemptedBy} so that ${throughProxy}`
+        : proxy.ignored !== undefined
+          ? `${rename}, or write ${proxy.ignored} as a URL (http://host:port) so that ${throughProxy}`
+          : `${rename}, or have the agent reach it through a proxy (HTTPS_PROXY), which it connects to without that check`,
   };
+}
+
+/** Why the agent connects directly though a proxy is set, as a check's line says it. */
+function directWhy(via: ReturnType<typeof agentProxy>, agent: string): string | undefined {
+  if (via.exemptedBy !== undefined) {
+    return `${via.exemptedBy} ${via.exemptedBy.includes(" and ") ? "exempt" : "exempts"} it from the proxy`;
+  }
+  if (via.ignored !== undefined)
+    return `${agent} ignores ${via.ignored}, a proxy without a scheme such as http://`;
+  return undefined;
 }
 
 /**
  * Whether the agent's http hook to `hookUrl` goes through the proxy of its environment, and if a
  * proxy is set but NO_PROXY exempts the host, the variable that does: the agent then connects
  * directly, through its checking lookup (clients.md §2.1, §9). Each client reads the variables
- * its own way: Claude Code's shouldBypassProxy splits no_proxy (before NO_PROXY) on commas and
- * spaces, takes `*`, `host:port`, `.domain` (the domain and below it) and the exact host;
- * deepcode's splits NO_PROXY (before no_proxy) on commas, drops a leading `*` or `.`, and takes
- * the host or any name below it, and picks its proxy by `??`, so an empty https_proxy means none.
+ * its own way. Claude Code's current release (2.1.332) takes the first non-empty of https_proxy,
+ * HTTPS_PROXY, http_proxy, HTTP_PROXY, and ignores it, with a warning, unless it parses as a URL
+ * with a host (`proxy.corp:8080` does not); it reads no_proxy and NO_PROXY together when both are
+ * set and differ, either one `*` exempting every host, split on commas and spaces, taking
+ * `host:port`, `.domain` (the domain and below it) and the exact host. Claude Code 2.1.112 read
+ * no_proxy alone when set, and took any proxy: `older` says why it went through the proxy where
+ * the current release does not. deepcode's splits NO_PROXY (before no_proxy) on commas, drops a
+ * leading `*` or `.`, and takes the host or any name below it, and picks its proxy by `??`, so
+ * an empty https_proxy means none.
  */
 function agentProxy(
   hookUrl: string,
@@ -236,6 +260,10 @@ function agentProxy(
   readonly proxy?: string;
   readonly noProxy?: string;
   readonly exemptedBy?: string;
+  /** The variable whose proxy, written without a scheme, Claude Code ignores. */
+  readonly ignored?: string;
+  /** Why Claude Code 2.1.112 and earlier go through the proxy where the current release does not. */
+  readonly older?: string;
 } {
   const url = new URL(hookUrl);
   const host = url.hostname.toLowerCase();
@@ -253,14 +281,15 @@ function agentProxy(
       });
     return exempts ? { used: false, exemptedBy: name } : { used: true, proxy, noProxy: name };
   }
-  const proxy = env.https_proxy || env.HTTPS_PROXY || env.http_proxy || env.HTTP_PROXY;
-  if (!proxy) return { used: false };
-  const name = env.no_proxy ? "no_proxy" : "NO_PROXY";
-  const list = env[name] ?? "";
+  const source = (["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] as const).find(
+    (name) => env[name],
+  );
+  const proxy = source === undefined ? undefined : env[source];
+  if (source === undefined || proxy === undefined) return { used: false };
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
-  const exempts =
+  const exempts = (list: string | undefined) =>
     list === "*" ||
-    list
+    (list ?? "")
       .split(/[,\s]+/)
       .filter((entry) => entry !== "")
       .some((raw) => {
@@ -269,7 +298,30 @@ function agentProxy(
         if (entry.startsWith(".")) return host === entry.slice(1) || host.endsWith(entry);
         return host === entry;
       });
-  return exempts ? { used: false, exemptedBy: name } : { used: true, proxy, noProxy: name };
+  // The variable a fix should name: no_proxy when set, which every release reads.
+  const name = env.no_proxy ? "no_proxy" : "NO_PROXY";
+  const exempting = (["no_proxy", "NO_PROXY"] as const).filter((variable) => exempts(env[variable]));
+  const exemptedBy = exempting.length === 0 ? undefined : exempting.join(" and ");
+  const olderUsed = !exempts(env[name]);
+  if (exemptedBy !== undefined) {
+    return olderUsed
+      ? { used: false, proxy, exemptedBy, older: "Claude Code 2.1.112 and earlier read only no_proxy here" }
+      : { used: false, proxy, exemptedBy };
+  }
+  if (!hasHost(proxy)) {
+    return olderUsed
+      ? { used: false, proxy, ignored: source, older: "Claude Code 2.1.112 and earlier take it as http://" }
+      : { used: false, proxy, ignored: source };
+  }
+  return { used: true, proxy, noProxy: name };
+}
+
+function hasHost(proxy: string): boolean {
+  try {
+    return new URL(proxy).host !== "";
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -285,9 +337,9 @@ function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check
   const host = new URL(hookUrl).hostname.replace(/^\[|\]$/g, "");
   if (!loopbackName(host)) return undefined;
   const via = agentProxy(hookUrl, dialect, env);
-  if (!via.used || via.proxy === undefined) return undefined;
-  // A proxy written without a scheme (`proxy.corp:8080`) is taken as http's; a client that cannot
-  // read it fails the hook all the same.
+  if (via.proxy === undefined || (!via.used && via.older === undefined)) return undefined;
+  // A proxy written without a scheme (`proxy.corp:8080`) is taken as http's (deepcode's, Claude
+  // Code 2.1.112's); a client that cannot read it fails the hook all the same.
   let proxy: URL;
   try {
     proxy = new URL(via.proxy.includes("://") ? via.proxy : `http://${via.proxy}`);
@@ -295,8 +347,16 @@ function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check
     return undefined;
   }
   if (proxy.hostname === "" || loopbackName(proxy.hostname.replace(/^\[|\]$/g, ""))) return undefined;
-  const listed = via.noProxy !== undefined && env[via.noProxy] ? `,$${via.noProxy}` : "";
   const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
+  // The current release connects directly, an older one through the proxy: the check passes, and
+  // says which releases it fails for.
+  if (!via.used) {
+    return {
+      ok: true,
+      line: `proxy: ${agent} posts to ${host} directly, as ${directWhy(via, agent)} (${via.older}, and post through the proxy at ${proxy.host}, which reaches its own loopback, not this machine's)`,
+    };
+  }
+  const listed = via.noProxy !== undefined && env[via.noProxy] ? `,$${via.noProxy}` : "";
   return {
     ok: false,
     goOn: true,

@@ -234,10 +234,7 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(proxied.out).not.toContain("secret");
     // The gateway's own checks still ran, and passed.
     expect(lines(proxied.out).filter((l) => l.startsWith("✓ "))).toHaveLength(3);
-    // Claude Code reads no_proxy first; deepcode, without a scheme, the same proxy.
-    expect((await doctor(url, { https_proxy: "proxy.corp.example:8080", no_proxy: "" })).proxy).toMatch(
-      /as NO_PROXY does not exempt it/,
-    );
+    // deepcode takes a proxy without a scheme for an http:// one.
     expect(
       (await doctor(`${server.url}/v1/hooks/deepcode`, { HTTP_PROXY: "proxy.corp.example:3128" })).proxy,
     ).toMatch(/^✗ proxy: deepcode posts to .* through the proxy at proxy\.corp\.example:3128, as NO_PROXY/);
@@ -262,6 +259,35 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       expect(run.proxy, `${hookUrl} ${JSON.stringify(env)}`).toBeUndefined();
       expect(run.code, run.out).toBe(0);
     }
+    // Claude Code's current release reads no_proxy and NO_PROXY together when they differ, takes
+    // `*` in either, and ignores a proxy without a scheme: it posts directly, and the line says
+    // that 2.1.112 and earlier, which read no_proxy alone and took any proxy, fail the hook.
+    const older = (why: string) =>
+      `✓ proxy: Claude Code posts to ${host} directly, as ${why} (Claude Code 2.1.112 and earlier`;
+    const beyond =
+      ", and post through the proxy at proxy.corp.example:8080, which reaches its own loopback, not this machine's)";
+    for (const [env, line] of [
+      [
+        { ...remote, no_proxy: "foo", NO_PROXY: host },
+        `${older("NO_PROXY exempts it from the proxy")} read only no_proxy here${beyond}`,
+      ],
+      [
+        { ...remote, no_proxy: "foo", NO_PROXY: "*" },
+        `${older("NO_PROXY exempts it from the proxy")} read only no_proxy here${beyond}`,
+      ],
+      [
+        { https_proxy: "proxy.corp.example:8080", no_proxy: "" },
+        `${older("Claude Code ignores https_proxy, a proxy without a scheme such as http://")} take it as http://${beyond}`,
+      ],
+    ] as const) {
+      const run = await doctor(url, env);
+      expect(run.proxy, JSON.stringify(env)).toBe(line);
+      expect(run.code, run.out).toBe(0);
+    }
+    // Neither exempts it: the fix names no_proxy, which every release reads.
+    const neither = await doctor(url, { ...remote, no_proxy: "foo" });
+    expect(neither.proxy).toMatch(/^✗ proxy: .* as no_proxy does not exempt it/);
+    expect(neither.out).toContain(`(export no_proxy=${host},$no_proxy)`);
   });
 
   it("runs the address check through a proxy when NO_PROXY exempts the hook's host, as each client reads it", async () => {
@@ -292,6 +318,26 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       /\(no_proxy exempts it/,
     );
     expect((await doctor("claude-code", { NO_PROXY: "*" })).address).toMatch(/\(NO_PROXY exempts it/);
+    // Claude Code's current release reads both variables when they differ, and `*` in either,
+    // where 2.1.112 and earlier read no_proxy alone; it ignores a proxy without a scheme.
+    const both = await doctor("claude-code", { no_proxy: "foo", NO_PROXY: ".internal.corp, localhost" });
+    expect(both.code, both.out).toBe(1);
+    expect(both.address).toBe(
+      "✗ address: localhost resolves to 10.0.0.5 (private) (NO_PROXY exempts it from the proxy; Claude Code 2.1.112 and earlier read only no_proxy here): Claude Code refuses an http hook whose host has such an address (ERR_HTTP_HOOK_BLOCKED_ADDRESS) and runs the tool call as if no hook had answered",
+    );
+    expect((await doctor("claude-code", { no_proxy: "foo", NO_PROXY: "*" })).address).toMatch(
+      /\(NO_PROXY exempts it from the proxy; Claude Code 2\.1\.112 and earlier read only no_proxy here\)/,
+    );
+    expect((await doctor("claude-code", { no_proxy: "localhost", NO_PROXY: ".localhost" })).address).toMatch(
+      /\(no_proxy and NO_PROXY exempt it from the proxy\): /,
+    );
+    const bare = await doctor("claude-code", { HTTPS_PROXY: "proxy.corp.example:8080" });
+    expect(bare.address).toMatch(
+      /\(Claude Code ignores HTTPS_PROXY, a proxy without a scheme such as http:\/\/; Claude Code 2\.1\.112 and earlier take it as http:\/\/\): /,
+    );
+    expect(bare.out).toMatch(
+      /fix: .*or write HTTPS_PROXY as a URL \(http:\/\/host:port\) so that the agent reaches it/,
+    );
     // deepcode drops a leading `*.`; Claude Code takes `*.localhost` for a host name of its own.
     expect((await doctor("deepcode", { NO_PROXY: "*.localhost" })).address).toMatch(/deepcode refuses/);
     for (const [route, env] of [
@@ -299,6 +345,9 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       ["claude-code", { NO_PROXY: "localhost:1" }],
       ["deepcode", { NO_PROXY: "*" }],
       ["deepcode", { NO_PROXY: "notlocalhost" }],
+      // deepcode reads NO_PROXY alone when set, and takes a proxy without a scheme.
+      ["deepcode", { no_proxy: "localhost", NO_PROXY: "notlocalhost" }],
+      ["deepcode", { HTTPS_PROXY: "127.0.0.1:3128" }],
     ] as const) {
       const run = await doctor(route, env);
       expect(run.address, `${route} ${JSON.stringify(env)}`).toBeUndefined();
