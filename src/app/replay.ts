@@ -14,6 +14,7 @@ import { escapeControls } from "../core/escape-controls.js";
 import { honouredDecision } from "../core/event-capabilities.js";
 import { DIALECTS, type Dialect } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
+import { jsonValueEnd } from "../core/json-value-end.js";
 import { holdsMasked } from "../core/mask.js";
 import type { Policy } from "../core/policy.js";
 import type { Clock, IdGenerator, Logger, Sha256 } from "../core/ports.js";
@@ -443,14 +444,12 @@ function createValueReader(limit: number, hold: number) {
         continue;
       }
       // The line from one of its `{` on (a text prefix such as Lambda's `time\trequestId\tINFO\t`).
-      const after = opens ? i + 1 : i;
-      for (let start = text.indexOf("{", after); start !== -1; start = text.indexOf("{", start + 1)) {
-        const parsed = tryParse(text.slice(start));
-        if (!parsed) continue;
+      const values = valuesAfterPrefix(text, opens ? i + 1 : i);
+      if (values) {
         // A line that opens as a JSON object yet parses only from a later `{`: a record cut short
         // (a write a crash or a full disk ended), the next one appended to it. Counted, not lost.
         if (c === "{") out.push({ ok: false, line, looksLikeJson: true });
-        out.push({ ok: true, value: parsed.value, line });
+        for (const value of values) out.push({ ok: true, value, line });
         return;
       }
       // `[` is left out: text logs start lines with `[INFO]` and the like.
@@ -493,6 +492,39 @@ function createValueReader(limit: number, hold: number) {
       return values;
     },
   };
+}
+
+/**
+ * The JSON values that end a line behind a text prefix (Lambda's `time\trequestId\tINFO\t`, a
+ * log line's timestamp): from the first `{` at or after `from` from which the rest of the line
+ * is one value or more, apart or not (`{…} {…}{…}`), every one of them; undefined if there is none.
+ * A `{` that a scan read inside a value, or open where the value broke, is not scanned again: a
+ * line of unclosed `{"a":{"a":…` is read in one pass, not one per `{`.
+ */
+function valuesAfterPrefix(text: string, from: number): unknown[] | undefined {
+  /** Each `{` from which the rest of the line is known to be no such values. */
+  const ruledOut = new Set<number>();
+  for (let start = text.indexOf("{", from); start !== -1; start = text.indexOf("{", start + 1)) {
+    if (ruledOut.has(start)) continue;
+    const values: unknown[] = [];
+    for (let at = start; ; ) {
+      const scan = jsonValueEnd(text, at);
+      if ("error" in scan) {
+        for (const k of scan.open) ruledOut.add(k);
+        break;
+      }
+      const parsed = tryParse(text.slice(at, scan.end));
+      if (!parsed) break;
+      values.push(parsed.value);
+      // An object inside a value is followed by a `,`, `}` or `]`: no values to the line's end.
+      for (const k of scan.objects) ruledOut.add(k);
+      at = scan.end;
+      while (at < text.length && " \t\r".includes(text.charAt(at))) at += 1;
+      if (at === text.length) return values;
+      if (text.charAt(at) !== "{" && text.charAt(at) !== "[") break;
+    }
+  }
+  return undefined;
 }
 
 /** A value spanning lines past HOLD characters, fed its text (the lines with their `\n`). */

@@ -218,6 +218,32 @@ describe("streamRecords", () => {
     expect(joined.unparsed.count).toBe(0);
   });
 
+  it("reads every value of a line behind a text prefix, not only its last", async () => {
+    // A log shipper's line: its timestamp, then the values it was given, apart or not.
+    const lines = TRAFFIC.trim().split("\n");
+    const prefixed = `2026-11-29T23:21:02.526Z ${lines[0]}${lines[1]} ${lines[2]}\n[INFO] ${lines[3]}\t${lines[4]}`;
+    const read = await streamed(chunked(prefixed, 100));
+    expect(read.records.map((r) => r.decisionId)).toEqual(
+      lines.slice(0, 5).map((l) => JSON.parse(l).decisionId),
+    );
+    expect(read.unparsed.count).toBe(0);
+    expect(await asRead(chunked(prefixed, 100))).toEqual(readRecords(prefixed));
+    // Text after the values: the line is no prefix and values, as before; nor is a `{` in the
+    // prefix's text the start of values.
+    const trailed = `note ${lines[0]} ${lines[1]} done\nsaid "{" then ${lines[2]}`;
+    expect(readRecords(trailed).records.map((r) => r.decisionId)).toEqual([
+      JSON.parse(lines[2] ?? "").decisionId,
+    ]);
+  });
+
+  it("reads a long line of nested brackets that never close as one line skipped, and the records after it", () => {
+    const lines = TRAFFIC.trim().split("\n");
+    for (const garbage of ['{"a":'.repeat(2_000), "[".repeat(10_000), `x ${"{".repeat(5_000)}!`]) {
+      const read = readRecords(`${garbage}\n${lines[0]}\nts ${garbage}${lines[1]}`);
+      expect(read.records).toHaveLength(2);
+    }
+  });
+
   it.each([
     ["a Logs Insights export", INSIGHTS],
     ["wrangler tail --format json", WRANGLER],

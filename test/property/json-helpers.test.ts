@@ -1,12 +1,14 @@
 /**
  * The small JSON helpers of src/core against their contracts: `scanJson` (what JSON.parse takes
  * without a word: every repeated key, `__proto__` key and value nested too deep, at its path and
- * line, on any valid text however spaced and escaped), `keepLast` (a one-entry memo, exact) and
+ * line, on any valid text however spaced and escaped), `jsonValueEnd` (where a value ends, or
+ * breaks, as JSON.parse would have it), `keepLast` (a one-entry memo, exact) and
  * `RememberedIds` (a map that forgets the oldest past its bound).
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type JsonScanFinding, scanJson } from "../../src/core/json-scan.js";
+import { jsonValueEnd } from "../../src/core/json-value-end.js";
 import { keepLast } from "../../src/core/keep-last.js";
 import { MAX_REMEMBERED_IDS, RememberedIds } from "../../src/core/remembered-ids.js";
 
@@ -191,5 +193,52 @@ describe("RememberedIds", () => {
       }),
       { numRuns: 10 },
     );
+  });
+});
+
+describe("jsonValueEnd", () => {
+  /** A container's JSON text, whole, cut short, with a character put in, or with text after it. */
+  const text = fc
+    .tuple(
+      fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue())),
+      fc.nat(),
+      fc.constantFrom("", " ", "x", "{", "}", "[", "]", '"', "\\", ",", ":", "1", "\n", "\u0001"),
+      fc.constantFrom("whole", "cut", "insert", "after"),
+    )
+    .map(([value, at, char, how]) => {
+      const json = JSON.stringify(value, null, at % 3 === 0 ? 1 : undefined);
+      const k = at % (json.length + 1);
+      if (how === "cut") return json.slice(0, k);
+      if (how === "insert") return `${json.slice(0, k)}${char}${json.slice(k)}`;
+      return how === "after" ? `${json}${char}{}` : json;
+    });
+
+  it("ends a value where JSON.parse takes it, and breaks it where JSON.parse refuses it", () => {
+    fc.assert(
+      fc.property(text, (t) => {
+        const found = jsonValueEnd(t, 0);
+        const parses = (s: string) => {
+          try {
+            JSON.parse(s);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        if ("end" in found) expect(parses(t.slice(0, found.end))).toBe(true);
+        const whole = "end" in found && /^[ \t\r\n]*$/.test(t.slice(found.end));
+        expect(whole).toBe(parses(t));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it.each([
+    ['{"a":{"b":[1,{"c":2}]}}', { end: 23, objects: [0, 5, 13] }],
+    ['{"a":{"b":1', { error: 11, open: [0, 5] }],
+    ['{"x {"a":1}', { error: 6, open: [0] }],
+    ["{{", { error: 1, open: [0] }],
+  ])("reads %s", (t, found) => {
+    expect(jsonValueEnd(t, 0)).toEqual(found);
   });
 });
