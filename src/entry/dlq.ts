@@ -13,8 +13,8 @@
  * too when that page's delete got no answer. `replay --policy FILE` leaves the dead letters of
  * sinks that policy has not, and names them by sink on stderr.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
@@ -80,7 +80,7 @@ export async function dlqCommand(
   );
   const sinks = values.policy === undefined ? undefined : await policySinks(values.policy, io);
   if (typeof sinks === "number") return sinks;
-  const queue = await openQueue(values);
+  const queue = await openQueue(values, sub !== "list");
   try {
     if (sub === "list") {
       // One more than shown, to tell whether more remain.
@@ -224,7 +224,7 @@ function listLimit(text: string | undefined): number {
   return n;
 }
 
-async function openQueue(values: Record<string, unknown>): Promise<Queue<DeliveryJob>> {
+async function openQueue(values: Record<string, unknown>, write: boolean): Promise<Queue<DeliveryJob>> {
   const queueUrl = values["sqs-queue-url"] as string | undefined;
   const dlqUrl = values["sqs-dlq-url"] as string | undefined;
   const endpoint = values["sqs-endpoint"] as string | undefined;
@@ -259,9 +259,63 @@ async function openQueue(values: Record<string, unknown>): Promise<Queue<Deliver
   const dataDir = (values["data-dir"] as string | undefined) ?? ".hookgate";
   const path = join(dataDir, "queue.sqlite");
   // Not a usage error: the command line is fine, the directory holds no queue (exit 1, one line).
-  if (!existsSync(path)) throw new Error(`no queue at ${path}: pass the --data-dir that hookgate serve uses`);
+  const problem = await queueFileProblem(path, write);
+  if (problem !== undefined) throw new Error(problem);
   const { createSqliteQueue } = await import("../adapters/queue/sqlite.js");
   return createSqliteQueue<DeliveryJob>({ path });
+}
+
+/**
+ * Why `path` is not a queue file `serve` keeps that this user can use, with what to do; or
+ * undefined. Looked at before it is opened: opening makes the queue's tables in any SQLite file
+ * (another program's database was listed as an empty dead-letter queue, and changed), and
+ * SQLite's own errors name no cause ("unable to open database file" for a directory or a file
+ * this user cannot read, "attempt to write a readonly database" for a read-only folder).
+ */
+async function queueFileProblem(path: string, write: boolean): Promise<string | undefined> {
+  const other = "pass the --data-dir that hookgate serve uses";
+  const asServe = "run hookgate dlq as the user hookgate serve runs as";
+  let size: number;
+  try {
+    const stat = statSync(path);
+    if (stat.isDirectory()) return `${path} is a directory, not the queue file: ${other}`;
+    if (!stat.isFile()) return `${path} is not a file: ${other}`;
+    size = stat.size;
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return `no queue at ${path}: ${other}`;
+    return `cannot reach ${path} (${errorMessage(e)}): ${asServe}`;
+  }
+  try {
+    accessSync(path, write ? constants.R_OK | constants.W_OK : constants.R_OK);
+  } catch {
+    return `cannot ${write ? "read and write" : "read"} ${path} (its mode or owner does not let this user): ${asServe}`;
+  }
+  // SQLite writes the queue's -wal and -shm files beside it, and removes them on close.
+  try {
+    accessSync(dirname(path), constants.W_OK);
+  } catch {
+    return `${dirname(path)} is read-only to this user, and SQLite writes its -wal and -shm files there: ${asServe}, or make the folder writable`;
+  }
+  // An empty file is a queue `serve` began (its file is made before SQLite writes to it).
+  if (size === 0) return undefined;
+  const { default: Database } = await import("better-sqlite3");
+  let db: InstanceType<typeof Database> | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const table = db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'queue_jobs'")
+      .get();
+    return table === undefined
+      ? `${path} is an SQLite database but not a hookgate queue: ${other}`
+      : undefined;
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "SQLITE_NOTADB")
+      return `${path} is not a hookgate queue (SQLite: ${errorMessage(e)}): ${other}`;
+    return undefined; // left for the queue's open to refuse, naming why
+  } finally {
+    db?.close();
+  }
 }
 
 /** Sink and event of a dead job; a job stored as text that does not parse says so (its error tells why). */

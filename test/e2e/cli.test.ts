@@ -1,8 +1,9 @@
 /** The `hookgate` command as a user runs it: output and exit codes. */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it, vi } from "vitest";
 import { createSqliteQueue } from "../../src/adapters/queue/sqlite.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
@@ -876,6 +877,42 @@ describe("hookgate dlq's command line", () => {
     }
     const listed = await runMain(["dlq", "list", "--json", "--data-dir", dataDir]);
     expect((JSON.parse(listed.stdout) as { id: string }[]).map((d) => d.id)).toEqual(["job-1"]);
+  });
+
+  it("names what to fix when --data-dir holds no hookgate queue, and leaves what it holds as it was", async () => {
+    const other = "pass the --data-dir that hookgate serve uses";
+    const text = tempDir("dlq-text");
+    writeFileSync(join(text, "queue.sqlite"), "not a database, a note\n");
+    // Another program's database: opened as the queue, it got the queue's tables and was listed
+    // as an empty dead-letter queue, exit 0.
+    const foreign = tempDir("dlq-foreign");
+    const db = new Database(join(foreign, "queue.sqlite"));
+    db.exec("CREATE TABLE notes (body TEXT)");
+    db.close();
+    const folder = tempDir("dlq-folder");
+    mkdirSync(join(folder, "queue.sqlite"));
+    for (const [dataDir, problem] of [
+      [
+        text,
+        `${join(text, "queue.sqlite")} is not a hookgate queue (SQLite: file is not a database): ${other}`,
+      ],
+      [foreign, `${join(foreign, "queue.sqlite")} is an SQLite database but not a hookgate queue: ${other}`],
+      [folder, `${join(folder, "queue.sqlite")} is a directory, not the queue file: ${other}`],
+    ] as const) {
+      for (const args of [["list"], ["drop", "--all"]]) {
+        const result = await runMain(["dlq", ...args, "--data-dir", dataDir]);
+        expect([result.code, result.stdout, result.stderr], args.join(" ")).toEqual([
+          1,
+          "",
+          `hookgate: ${problem}\n`,
+        ]);
+      }
+    }
+    const tables = new Database(join(foreign, "queue.sqlite"), { readonly: true });
+    expect(tables.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all()).toEqual([
+      "notes",
+    ]);
+    tables.close();
   });
 });
 
