@@ -127,8 +127,16 @@ export async function main(argv: readonly string[]): Promise<number> {
 }
 
 async function tokenCommand(args: readonly string[]): Promise<number> {
-  if (args[0] !== "hash" || args.length > 1)
+  if (args[0] !== "hash")
     throw new UsageError(`token takes one subcommand: "hash"${didYouMean(args[0] ?? "", ["hash"])}`);
+  // `token hash TOKEN` was told that token takes one subcommand, which it was given.
+  const extra = args[1];
+  if (extra !== undefined)
+    throw new UsageError(
+      extra.startsWith("-")
+        ? `unknown option ${extra}`
+        : 'token hash reads the token on stdin, not as an argument (a shell keeps its arguments in its history): printf %s "$HOOKGATE_TOKEN" | hookgate token hash',
+    );
   // Trimmed as the gateway trims the Bearer token it is sent: a hash of "tok\n\n" matches no client.
   const token = Buffer.from(await io.stdin())
     .toString("utf8")

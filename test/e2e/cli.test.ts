@@ -964,6 +964,24 @@ describe("hookgate schema and token hash", () => {
     }
   });
 
+  it("says a token given as an argument goes on stdin, and an unknown option is one", async () => {
+    // Both were told `token takes one subcommand: "hash"`, which they had given.
+    for (const [args, problem] of [
+      [
+        ["token", "hash", "hookgate-dev-token"],
+        'token hash reads the token on stdin, not as an argument (a shell keeps its arguments in its history): printf %s "$HOOKGATE_TOKEN" | hookgate token hash',
+      ],
+      [["token", "hash", "--frob"], "unknown option --frob"],
+    ]) {
+      const result = await runMain(args as string[]);
+      expect([result.code, result.stdout, result.stderr.split("\n")[0]]).toEqual([
+        2,
+        "",
+        `hookgate: ${problem}`,
+      ]);
+    }
+  });
+
   it("prints a command's own help for CMD --help and help CMD, the usage on stderr for no command", async () => {
     // Every command's help from main in this process: a process for each, one after the other,
     // took most of the test's minute on a loaded host. The built command prints one of them and
