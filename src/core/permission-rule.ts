@@ -566,16 +566,18 @@ let memoPaths: CallPaths | undefined;
 function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): CallPaths {
   if (memoPaths !== undefined && memoPaths.call === call && memoPaths.input === input) return memoPaths;
   const drive = windowsRoot(call);
-  const home = inferHome(
-    call.transcriptPath === undefined ? undefined : posixPath(call.transcriptPath, drive),
-  );
+  // In NFC, as the tool's paths (below): macOS gives a directory's name as it was created, which
+  // may be NFD, and a cwd in NFD anchored no path in NFC.
+  const transcriptPath =
+    typeof call.transcriptPath === "string" ? call.transcriptPath.normalize("NFC") : undefined;
+  const home = inferHome(transcriptPath === undefined ? undefined : posixPath(transcriptPath, drive));
   // On a Windows client `..` stops at the drive (`/c/..` is `/c`) or the share, as Windows reads it.
   const floor = drive === undefined ? 0 : 1;
   // Unknown where a Windows client's cwd names no directory that can be read from it.
   const rawCwd =
     typeof call.cwd !== "string" || (drive !== undefined && unreadableOnWindows(call.cwd, drive))
       ? undefined
-      : posixPath(call.cwd, drive);
+      : posixPath(call.cwd.normalize("NFC"), drive);
   const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
   const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd, deny: true });
   // A cwd on a server with a one-letter name (`\\c\share`) reads as on drive C:, and its `..` stops
@@ -638,21 +640,22 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const root = typeof input.path === "string" && input.path !== "" ? allowPaths.at(-1) : cwd;
     const windows = drive !== undefined;
-    const pattern = posixPath(input.pattern, drive);
+    // ripgrep matches a pattern byte for byte: one in NFD lists the files whose names are stored
+    // in NFD, which the rules (in NFC) cover as the same files, as macOS opens them.
+    const text = input.pattern.normalize("NFC");
+    const pattern = posixPath(text, drive);
     // From a cwd on a one-letter server no allow rule approves, and a `..` may stop at the share.
-    const listed = letterShare
-      ? [undefined]
-      : globListRoots(input.pattern, pattern, windows, root, cwd, home);
+    const listed = letterShare ? [undefined] : globListRoots(text, pattern, windows, root, cwd, home);
     allowPaths = [...allowPaths, ...listed];
     // Under every reading of its root, and of its own text where that names a share, or a WSL
     // distribution's (as its Linux path too).
-    const shared = windows ? sharedPath(input.pattern) : undefined;
+    const shared = windows ? sharedPath(text) : undefined;
     const patterns = shared === undefined ? [pattern] : [pattern, posixPath(shared, drive)];
     const wsl = windows ? WSL_SHARE.exec(pattern) : null;
     if (wsl !== null) patterns.push(pattern.slice(wsl[0].length) || "/");
     if (
       windows &&
-      (unreadableOnWindows(input.pattern, drive) ||
+      (unreadableOnWindows(text, drive) ||
         ONE_LETTER_SHARE.test(pattern) ||
         (letterShare && /(?:^|\/)\.\.(?:\/|$)/.test(pattern)))
     )
@@ -664,7 +667,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   // the Grep's `path`, which an allow rule must cover; with no `path` none approves it.
   if (call.toolName === "Grep" && typeof input.glob === "string") {
     if (allowPaths.length === 0) allowPaths.push(undefined);
-    const globs = grepGlobs(input.glob);
+    const globs = grepGlobs(input.glob.normalize("NFC"));
     // More than a search names files by, each checked against every path rule: unknown.
     if (globs.length > MAX_GREP_GLOBS) paths.push(undefined);
     else {
@@ -672,7 +675,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
       paths.push(...globReadings(texts, drive !== undefined, roots, cwd, home, floor));
     }
   }
-  const projectFolder = projectFolderOf(call.transcriptPath, drive !== undefined);
+  const projectFolder = projectFolderOf(transcriptPath, drive !== undefined);
   memoPaths = {
     input,
     call,

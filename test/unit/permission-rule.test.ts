@@ -1643,3 +1643,37 @@ describe("a `/` rule after the agent has left the project directory", () => {
     expect(both("Read(/.env)", inSrc("Read", "/home/dev/app/src/.env")).all).toBe(true);
   });
 });
+
+describe("macOS names in NFD", () => {
+  // macOS hands out a directory's name as it was created, NFD for one made on HFS+ or by some
+  // tools, while Claude Code reads a tool's path in NFC (expandPath): the cwd and the transcript
+  // are read in NFC too, or a rule anchored at the cwd covered none of its files.
+  const nfd = "/Users/dev/cafe\u0301";
+  const nfc = "/Users/dev/caf\u00e9";
+  const inCafe = (toolName: string, toolInput: Record<string, unknown>, cwd = nfd): ToolCall => ({
+    toolName,
+    toolInput,
+    cwd,
+    transcriptPath: `${nfd}/.claude/projects/-Users-dev-cafe-/s.jsonl`,
+  });
+
+  it.each([
+    ["Read(./.env)", inCafe("Read", { file_path: `${nfc}/.env` })],
+    ["Read(/.env)", inCafe("Read", { file_path: `${nfc}/.env` })],
+    ["Read(./secrets/**)", inCafe("Grep", { pattern: ".", path: `${nfc}/secrets` })],
+    ["Read(~/.ssh/**)", inCafe("Read", { file_path: `${nfc}/.ssh/id_rsa` }, "/tmp")],
+    ["Edit(src/**)", inCafe("Edit", { file_path: `${nfc}/src/a.ts` })],
+  ])("%s matches %j", (text, call) => {
+    expect(both(text, call)).toEqual({ any: true, all: true });
+  });
+
+  it.each([
+    // A Glob's pattern and a Grep's glob name files as ripgrep reads them, byte for byte: one in
+    // NFD lists a file whose name is stored in NFD, which a rule in NFC covers as it does its path.
+    ["Read(**/schlüssel.txt)", inCafe("Glob", { pattern: "**/schlu\u0308ssel.txt" })],
+    ["Read(./schlüssel/**)", inCafe("Glob", { pattern: "schlu\u0308ssel/*" })],
+    ["Read(**/schlüssel.txt)", inCafe("Grep", { pattern: ".", glob: "schlu\u0308ssel.txt" })],
+  ])("%s matches %j for deny-style rules", (text, call) => {
+    expect(both(text, call).any).toBe(true);
+  });
+});
