@@ -595,6 +595,8 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     if (drive !== undefined && unreadableOnWindows(text, drive))
       return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
+    if (drive !== undefined && posix.split("/").some(isShortName))
+      return { allow: undefined, deny: [undefined] };
     // A share on a one-letter server reads as drive C: to the rules: which file it is is unknown,
     // unless the cwd is on one, whose client's every path is read both ways (below).
     if (!letterShare && ONE_LETTER_SHARE.test(posix)) return { allow: undefined, deny: [undefined] };
@@ -902,6 +904,17 @@ function unreadableOnWindows(text: string, drive: string): boolean {
     DEVICE_PATH.test(text) ||
     (/^[A-Za-z]:(?![\\/])/.test(text) && `/${text.charAt(0).toLowerCase()}` !== drive)
   );
+}
+
+/**
+ * Whether a segment of a Windows client's path may be an 8.3 short name (`PROGRA~1`, `ENV~1`,
+ * `SETTIN~2.JSO`): at most 8 characters, a `~` and digits among them, then an extension of at most
+ * 3. A volume with short names on (a system drive's default) opens the long name it stands for,
+ * which the path does not tell (`ENV~1` may be `.env`, `SSH~1` `.ssh`).
+ */
+function isShortName(segment: string): boolean {
+  const name = /^([^.~\s]{1,6})~(\d{1,6})(?:\.[^.\s]{1,3})?$/.exec(segment);
+  return name !== null && (name[1] as string).length + 1 + (name[2] as string).length <= 8;
 }
 
 /**

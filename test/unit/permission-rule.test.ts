@@ -1677,3 +1677,40 @@ describe("macOS names in NFD", () => {
     expect(both(text, call).any).toBe(true);
   });
 });
+
+describe("a Windows 8.3 short name", () => {
+  // With short names on (the default on a system drive), `ENV~1` opens `.env` and `SSH~1` the
+  // directory `.ssh`: which file such a segment names is on the disk, not in the path. Deny-style
+  // rules read it as unknown, as a device path; allow rules approve none.
+  const windows = (toolName: string, toolInput: Record<string, unknown>): ToolCall => ({
+    toolName,
+    toolInput,
+    cwd: "C:\\Users\\dev\\proj",
+    transcriptPath: "C:\\Users\\dev\\.claude\\projects\\C--Users-dev-proj\\s.jsonl",
+  });
+
+  it.each([
+    ["Read(.env)", windows("Read", { file_path: "C:\\Users\\dev\\proj\\ENV~1" })],
+    ["Read(./.env)", windows("Read", { file_path: "env~1" })],
+    ["Read(~/.ssh/**)", windows("Read", { file_path: "C:\\Users\\dev\\SSH~1\\id_rsa" })],
+    ["Read(~/.ssh/**)", windows("Grep", { pattern: ".", path: "C:/Users/dev/SSH~1" })],
+    ["Edit(**/*.md)", windows("Write", { file_path: "C:\\Users\\dev\\proj\\CLAUDE~1.MD" })],
+    ["Edit(src/**)", windows("Edit", { file_path: "C:\\Users\\dev\\proj\\src\\SETTIN~2.JSO" })],
+  ])("%s matches %j for deny-style rules only", (text, call) => {
+    expect(both(text, call)).toEqual({ any: true, all: false });
+  });
+
+  it.each([
+    // A `~` that makes no short name, and a POSIX client's, whose `~1` is a name like any other.
+    ["Read(.env)", windows("Read", { file_path: "C:\\Users\\dev\\proj\\notes~draft.txt" }), false],
+    ["Read(.env)", windows("Read", { file_path: "C:\\Users\\dev\\proj\\LONGNAME~1" }), false],
+    ["Read(.env)", windows("Read", { file_path: "C:\\Users\\dev\\proj\\~1" }), false],
+    [
+      "Read(.env)",
+      { toolName: "Read", toolInput: { file_path: "/p/ENV~1" }, cwd: "/p", transcriptPath: HOME_TRANSCRIPT },
+      false,
+    ],
+  ])("%s against %j: deny-style %s", (text, call, expected) => {
+    expect(both(text, call).any).toBe(expected);
+  });
+});
