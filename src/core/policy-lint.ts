@@ -305,6 +305,13 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
   for (const [i, ifRule] of (rule.ifRules ?? []).entries()) {
     const at = list ? `${rule.path}.if[${i}]` : `${rule.path}.if`;
     const target = ifRule.target;
+    const posix = target.kind === "path" ? posixFormOfDrivePath(ifRule.source) : undefined;
+    if (posix !== undefined) {
+      warn(
+        at,
+        `"${ifRule.source}" names a Windows drive as ${posix.drive}; a Windows client's C:\\x is read as /c/x, as Claude Code reads it, so it matches no Windows path: write "${posix.rule}"`,
+      );
+    }
     const tool = target.kind === "tool" ? target.name : target.kind === "text" ? target.tool : undefined;
     if (tool === undefined) continue;
     const known = KNOWN_BY_LOWER.get(tool.toLowerCase());
@@ -323,6 +330,20 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
       );
     }
   }
+}
+
+/**
+ * A path rule written as a Windows drive path (`Read(//C:/Users/dev/**)`, `Edit(C:\proj\**)`), with
+ * its drive and the rule written as it matches: a Windows client's `C:\x` is read as `/c/x`
+ * (permission-rule.ts posixPath), whose segments never hold a `:` or a `\`, so the pattern as
+ * written names no path, where `//c/x` does. A `\(` or `\)` stays an escaped parenthesis.
+ */
+function posixFormOfDrivePath(source: string): { drive: string; rule: string } | undefined {
+  const parts = /^\s*([^(]+)\(\s*\/*([A-Za-z]):((?:[\\/][\s\S]*)?)\)\s*$/.exec(source);
+  if (parts === null) return undefined;
+  const letter = parts[2] as string;
+  const path = (parts[3] as string).replace(/(?:\/|\\(?![()]))+/g, "/");
+  return { drive: `${letter}:`, rule: `${parts[1]}(//${letter.toLowerCase()}${path})` };
 }
 
 /** A team no token authenticates as: the rule can never apply (a typo, or a team left out of auth). */

@@ -1332,6 +1332,56 @@ describe("lintPolicy: if entries that can never match", () => {
     ]);
     expect(warnings.filter((w) => w.startsWith("$.rules[2]"))).toEqual([]);
   });
+
+  it("names a path rule written as a Windows drive path, which matches no Windows path", async () => {
+    const warnings = await warningsFor([
+      {
+        id: "keys",
+        on: "PreToolUse",
+        if: ["Read(//C:/Users/dev/.ssh/**)", "Read(C:\\Users\\dev\\.ssh\\**)", "Read(//c/Users/dev/.ssh/**)"],
+        decide: "deny",
+      },
+      { id: "proj", on: "PreToolUse", if: "Edit(C:/proj/**)", decide: "ask" },
+      {
+        id: "fine",
+        on: "PreToolUse",
+        if: ["Read(//c/**/.env)", "Read(./C/x)", "Edit(src/c:x)"],
+        decide: "deny",
+      },
+    ]);
+    const written =
+      "a Windows client's C:\\x is read as /c/x, as Claude Code reads it, so it matches no Windows path";
+    expect(warnings.filter((w) => w.startsWith("$.rules[0]"))).toEqual([
+      `$.rules[0].if[0]: "Read(//C:/Users/dev/.ssh/**)" names a Windows drive as C:; ${written}: write "Read(//c/Users/dev/.ssh/**)"`,
+      `$.rules[0].if[1]: "Read(C:\\Users\\dev\\.ssh\\**)" names a Windows drive as C:; ${written}: write "Read(//c/Users/dev/.ssh/**)"`,
+    ]);
+    expect(warnings).toContain(
+      `$.rules[1].if: "Edit(C:/proj/**)" names a Windows drive as C:; ${written}: write "Edit(//c/proj/**)"`,
+    );
+    expect(warnings.filter((w) => w.startsWith("$.rules[2]"))).toEqual([]);
+  });
+
+  it("reads a Windows drive path as matching nothing, and the form it names as matching", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [
+        { id: "written", on: "PreToolUse", if: "Read(//C:/Users/dev/.ssh/**)", decide: "deny" },
+        { id: "posix", on: "PreToolUse", if: "Read(//c/Users/dev/.ssh/**)", decide: "deny" },
+      ],
+    });
+    const event = parseHookEvent({
+      hook_event_name: "PreToolUse",
+      session_id: "s",
+      cwd: "C:\\Users\\dev\\proj",
+      transcript_path: "C:\\Users\\dev\\.claude\\projects\\C--Users-dev-proj\\s.jsonl",
+      tool_name: "Read",
+      tool_input: { file_path: "C:\\Users\\dev\\.ssh\\id_rsa" },
+    });
+    if (!event.ok) throw new Error("the event should parse");
+    const evaluation = evaluatePolicy(policy, event.value, { team: "default" });
+    expect(evaluation.enforced.map((m) => m.rule.id)).toEqual(["posix"]);
+  });
 });
 
 describe("lintPolicy: rules a typo keeps from ever applying", () => {
