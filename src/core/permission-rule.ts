@@ -578,6 +578,9 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     typeof call.cwd !== "string" || (drive !== undefined && unreadableOnWindows(call.cwd, drive))
       ? undefined
       : posixPath(call.cwd.normalize("NFC"), drive);
+  // A cwd through an 8.3 short name (read below) makes each path read from it unknown too: after
+  // an agent's `cd SSH~1` in Git Bash, `id_rsa` is `.ssh\id_rsa`.
+  const shortCwd = drive !== undefined && rawCwd?.split("/").some(isShortName) === true;
   const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
   const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd, deny: true });
   // A cwd on a server with a one-letter name (`\\c\share`) reads as on drive C:, and its `..` stops
@@ -595,7 +598,8 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     if (drive !== undefined && unreadableOnWindows(text, drive))
       return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
-    if (drive !== undefined && posix.split("/").some(isShortName))
+    const fromCwd = !posix.startsWith("/") && posix !== "~" && !posix.startsWith("~/");
+    if (drive !== undefined && (posix.split("/").some(isShortName) || (shortCwd && fromCwd)))
       return { allow: undefined, deny: [undefined] };
     // A share on a one-letter server reads as drive C: to the rules: which file it is is unknown,
     // unless the cwd is on one, whose client's every path is read both ways (below).
@@ -640,7 +644,9 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     if (field === "path") roots = deny;
   }
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
-    const root = typeof input.path === "string" && input.path !== "" ? allowPaths.at(-1) : cwd;
+    const fromCwd = typeof input.path !== "string" || input.path === "";
+    const root = fromCwd ? (shortCwd ? undefined : cwd) : allowPaths.at(-1);
+    if (fromCwd && shortCwd) paths.push(undefined);
     const windows = drive !== undefined;
     // ripgrep matches a pattern byte for byte: one in NFD lists the files whose names are stored
     // in NFD, which the rules (in NFC) cover as the same files, as macOS opens them.
@@ -669,6 +675,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   // the Grep's `path`, which an allow rule must cover; with no `path` none approves it.
   if (call.toolName === "Grep" && typeof input.glob === "string") {
     if (allowPaths.length === 0) allowPaths.push(undefined);
+    if (roots === undefined && shortCwd) paths.push(undefined);
     const globs = grepGlobs(input.glob.normalize("NFC"));
     // More than a search names files by, each checked against every path rule: unknown.
     if (globs.length > MAX_GREP_GLOBS) paths.push(undefined);

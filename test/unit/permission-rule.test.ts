@@ -1701,6 +1701,22 @@ describe("a Windows 8.3 short name", () => {
   });
 
   it.each([
+    ["Read(~/.ssh/**)", "Read", { file_path: "id_rsa" }, "C:\\Users\\dev\\SSH~1"],
+    ["Read(~/.ssh/**)", "Glob", { pattern: "*" }, "C:\\Users\\dev\\SSH~1"],
+    ["Read(~/.ssh/**)", "Grep", { pattern: ".", glob: "id_*" }, "C:\\Users\\dev\\SSH~1"],
+    [
+      "Edit(/.github/workflows/**)",
+      "Edit",
+      { file_path: "ci.yml" },
+      "C:\\Users\\dev\\proj\\GITHUB~1\\WORKFL~1",
+    ],
+  ])("%s matches a %s of %j from the cwd %s, for deny-style rules only", (text, tool, input, cwd) => {
+    // An agent's `cd /c/Users/dev/SSH~1` in Git Bash makes that its cwd: `id_rsa` there is then
+    // `.ssh\id_rsa`, which the cwd's spelling does not tell.
+    expect(both(text, { ...windows(tool, input), cwd })).toEqual({ any: true, all: false });
+  });
+
+  it.each([
     // A `~` that makes no short name, and a POSIX client's, whose `~1` is a name like any other.
     ["Read(.env)", windows("Read", { file_path: "C:\\Users\\dev\\proj\\notes~draft.txt" }), false],
     ["Read(.env)", windows("Read", { file_path: "C:\\Users\\dev\\proj\\LONGNAME~1" }), false],
