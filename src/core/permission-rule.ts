@@ -527,16 +527,25 @@ function matchesPath(
   quantifier: "any" | "all",
 ): boolean {
   const deny = quantifier === "any";
-  const { paths, allowPaths, cwd, home, projectFolder, maxLength } = pathsOf(input, call);
-  if (paths.length === 0) return false;
-  const matches = (path: string | undefined): boolean => {
-    if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
-    if (path.length > maxLength) return false; // no file the client can open
-    return anchorBases(pattern.anchor, path, cwd, home, deny, projectFolder).some((base) =>
-      matchesUnder(pattern, path, base, deny),
-    );
+  const holds = (read: CallPaths): boolean => {
+    const { paths, allowPaths, cwd, home, projectFolder, maxLength } = read;
+    if (paths.length === 0) return false;
+    const matches = (path: string | undefined): boolean => {
+      if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
+      if (path.length > maxLength) return false; // no file the client can open
+      return anchorBases(pattern.anchor, path, cwd, home, deny, projectFolder).some((base) =>
+        matchesUnder(pattern, path, base, deny),
+      );
+    };
+    return deny ? paths.some(matches) : allowPaths.every(matches);
   };
-  return deny ? paths.some(matches) : allowPaths.every(matches);
+  const nfc = pathsOf(input, call, true);
+  // A cwd, transcript path or pattern not in NFC is the same folder as its NFC form on macOS
+  // alone: on Linux and Windows (NTFS keeps a name's code points) `cafe\u0301` and `café` are two
+  // folders. An allow rule approves only what both readings approve, so `Edit(./**)` from a cwd
+  // in NFD approves no file in its NFC twin.
+  if (deny || !nfc.normalized) return holds(nfc);
+  return holds(nfc) && holds(pathsOf(input, call, false));
 }
 
 interface CallPaths {
@@ -555,6 +564,8 @@ interface CallPaths {
   readonly projectFolder: string | undefined;
   /** The longest path the client's system opens (maxPathLength). */
   readonly maxLength: number;
+  /** Whether reading the call's cwd, transcript path, Glob pattern or Grep glob in NFC changed one. */
+  readonly normalized: boolean;
 }
 
 /**
@@ -562,14 +573,23 @@ interface CallPaths {
  * path rules are checked one after another against the same call (as `splitOnce` does for Bash).
  */
 let memoPaths: CallPaths | undefined;
+/** The same, read as given rather than in NFC (for allow rules, see matchesPath). */
+let memoAsGiven: CallPaths | undefined;
 
-function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): CallPaths {
-  if (memoPaths !== undefined && memoPaths.call === call && memoPaths.input === input) return memoPaths;
+function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: boolean): CallPaths {
+  const memo = nfc ? memoPaths : memoAsGiven;
+  if (memo !== undefined && memo.call === call && memo.input === input) return memo;
   const drive = windowsRoot(call);
+  let normalized = false;
+  const inNfc = (text: string): string => {
+    if (!nfc) return text;
+    const form = text.normalize("NFC");
+    if (form !== text) normalized = true;
+    return form;
+  };
   // In NFC, as the tool's paths (below): macOS gives a directory's name as it was created, which
   // may be NFD, and a cwd in NFD anchored no path in NFC.
-  const transcriptPath =
-    typeof call.transcriptPath === "string" ? call.transcriptPath.normalize("NFC") : undefined;
+  const transcriptPath = typeof call.transcriptPath === "string" ? inNfc(call.transcriptPath) : undefined;
   const home = inferHome(transcriptPath === undefined ? undefined : posixPath(transcriptPath, drive));
   // On a Windows client `..` stops at the drive (`/c/..` is `/c`) or the share, as Windows reads it.
   const floor = drive === undefined ? 0 : 1;
@@ -577,7 +597,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   const rawCwd =
     typeof call.cwd !== "string" || (drive !== undefined && unreadableOnWindows(call.cwd, drive))
       ? undefined
-      : posixPath(call.cwd.normalize("NFC"), drive);
+      : posixPath(inNfc(call.cwd), drive);
   // A cwd through an 8.3 short name (read below) makes each path read from it unknown too: after
   // an agent's `cd SSH~1` in Git Bash, `id_rsa` is `.ssh\id_rsa`.
   const shortCwd = drive !== undefined && rawCwd?.split("/").some(isShortName) === true;
@@ -650,7 +670,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     const windows = drive !== undefined;
     // ripgrep matches a pattern byte for byte: one in NFD lists the files whose names are stored
     // in NFD, which the rules (in NFC) cover as the same files, as macOS opens them.
-    const text = input.pattern.normalize("NFC");
+    const text = inNfc(input.pattern);
     const pattern = posixPath(text, drive);
     // From a cwd on a one-letter server no allow rule approves, and a `..` may stop at the share.
     const listed = letterShare ? [undefined] : globListRoots(text, pattern, windows, root, cwd, home);
@@ -676,7 +696,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
   if (call.toolName === "Grep" && typeof input.glob === "string") {
     if (allowPaths.length === 0) allowPaths.push(undefined);
     if (roots === undefined && shortCwd) paths.push(undefined);
-    const globs = grepGlobs(input.glob.normalize("NFC"));
+    const globs = grepGlobs(inNfc(input.glob));
     // More than a search names files by, each checked against every path rule: unknown.
     if (globs.length > MAX_GREP_GLOBS) paths.push(undefined);
     else {
@@ -685,7 +705,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     }
   }
   const projectFolder = projectFolderOf(transcriptPath, drive !== undefined);
-  memoPaths = {
+  const reading: CallPaths = {
     input,
     call,
     paths,
@@ -694,8 +714,11 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall): Call
     home,
     projectFolder,
     maxLength: maxPathLength(drive !== undefined),
+    normalized,
   };
-  return memoPaths;
+  if (nfc) memoPaths = reading;
+  else memoAsGiven = reading;
+  return reading;
 }
 
 /**
