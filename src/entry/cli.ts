@@ -129,13 +129,11 @@ export async function main(argv: readonly string[]): Promise<number> {
 async function tokenCommand(args: readonly string[]): Promise<number> {
   if (args[0] !== "hash")
     throw new UsageError(`token takes one subcommand: "hash"${didYouMean(args[0] ?? "", ["hash"])}`);
-  // `token hash TOKEN` was told that token takes one subcommand, which it was given.
-  const extra = args[1];
-  if (extra !== undefined)
+  // `token hash TOKEN` was told that token takes one subcommand, which it was given. What follows
+  // is not repeated: a base64url token may start with a `-` and read as an option.
+  if (args.length > 1)
     throw new UsageError(
-      extra.startsWith("-")
-        ? `unknown option ${extra}`
-        : 'token hash reads the token on stdin, not as an argument (a shell keeps its arguments in its history): printf %s "$HOOKGATE_TOKEN" | hookgate token hash',
+      'token hash takes no argument or option and reads the token on stdin (a shell keeps its arguments in its history): printf %s "$HOOKGATE_TOKEN" | hookgate token hash',
     );
   // Trimmed as the gateway trims the Bearer token it is sent: a hash of "tok\n\n" matches no client.
   const token = Buffer.from(await io.stdin())

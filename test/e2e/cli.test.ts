@@ -964,21 +964,17 @@ describe("hookgate schema and token hash", () => {
     }
   });
 
-  it("says a token given as an argument goes on stdin, and an unknown option is one", async () => {
-    // Both were told `token takes one subcommand: "hash"`, which they had given.
-    for (const [args, problem] of [
-      [
-        ["token", "hash", "hookgate-dev-token"],
-        'token hash reads the token on stdin, not as an argument (a shell keeps its arguments in its history): printf %s "$HOOKGATE_TOKEN" | hookgate token hash',
-      ],
-      [["token", "hash", "--frob"], "unknown option --frob"],
-    ]) {
-      const result = await runMain(args as string[]);
+  it("says a token given as an argument goes on stdin, and repeats no argument", async () => {
+    // Each was told `token takes one subcommand: "hash"`, which it had given; a base64url token
+    // may start with a `-`, and was repeated as an unknown option.
+    for (const extra of ["hookgate-dev-token", "-Xk9_tokenLooksLikeAnOption", "--frob"]) {
+      const result = await runMain(["token", "hash", extra]);
       expect([result.code, result.stdout, result.stderr.split("\n")[0]]).toEqual([
         2,
         "",
-        `hookgate: ${problem}`,
+        'hookgate: token hash takes no argument or option and reads the token on stdin (a shell keeps its arguments in its history): printf %s "$HOOKGATE_TOKEN" | hookgate token hash',
       ]);
+      expect(result.stderr).not.toContain(extra);
     }
   });
 
