@@ -13,7 +13,7 @@
  * too when that page's delete got no answer. `replay --policy FILE` leaves the dead letters of
  * sinks that policy has not, and names them by sink on stderr.
  */
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
 import type { DeliveryJob } from "../core/delivery.js";
@@ -291,11 +291,13 @@ async function queueFileProblem(path: string, write: boolean): Promise<string | 
   } catch {
     return `cannot ${write ? "read and write" : "read"} ${path} (its mode or owner does not let this user): ${asServe}`;
   }
-  // SQLite writes the queue's -wal and -shm files beside it, and removes them on close.
+  // SQLite writes the queue's -wal and -shm files beside it (beside the file a link names), and
+  // removes them on close.
+  const folder = dirname(realpathSync(path));
   try {
-    accessSync(dirname(path), constants.W_OK);
+    accessSync(folder, constants.W_OK);
   } catch {
-    return `${dirname(path)} is read-only to this user, and SQLite writes its -wal and -shm files there: ${asServe}, or make the folder writable`;
+    return `${folder} is read-only to this user, and SQLite writes its -wal and -shm files there: ${asServe}, or make the folder writable`;
   }
   // An empty file is a queue `serve` began (its file is made before SQLite writes to it).
   if (size === 0) return undefined;
