@@ -613,10 +613,11 @@ function arithmeticOf(command: string, args: readonly Word[], at: number): strin
   if ((command === "for" || command === "select") && rest[0]?.text === "((") return rest.map((a) => a.text);
   if (command !== "[[" && command !== "test" && command !== "[") return undefined;
   // `-v`'s operand is a variable's name, and an element's subscript is arithmetic, in `test` and
-  // `[` too (`[[ -v a[PATH=1] ]]`, `test -v 'a[PATH=1]'` assign PATH).
+  // `[` too (`[[ -v a[PATH=1] ]]`, `test -v 'a[PATH=1]'` assign PATH). One that expands is read
+  // once expanded, as `(( $n ))` is: `[[ -v $x ]]` assigns PATH where `read -r x` made it `a[PATH=1]`.
   const subscripts = rest
-    .filter((a, k) => rest[k - 1]?.text === "-v" && a.text.includes("["))
-    .map((a) => a.text.slice(a.text.indexOf("[")));
+    .filter((a, k) => rest[k - 1]?.text === "-v" && /[[$`]/.test(a.text))
+    .map((a) => a.text.slice(a.text.search(/[[$`]/)));
   if (command !== "[[") return subscripts;
   return rest
     .filter(

@@ -794,6 +794,10 @@ describe("splitSubcommands", () => {
       "test -v 'a[PATH=1]'; npm test",
       '[ -v "a[++path]" ]; npm test',
       "read -r n < f; test -v 'a[n]'; npm test",
+      // An operand that expands is a name only once expanded: `read -r x` may make it `a[PATH=1]`.
+      "read -r x < f; [[ -v $x ]]; npm test",
+      'read -r x < f; test -v "$x"; npm test',
+      'for x in a; do read -r x; [ -v "${x}" ]; done; npm test',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       'echo "${x:path=1}"; npm test',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
