@@ -748,6 +748,7 @@ function splitInto(text: string, depth: number, suffix: readonly string[], out: 
   // runs its text after earlier lines may have defined aliases: `testStep`).
   const scanned = scan(text, false, depth === 0);
   if (scanned.opaque) out.opaque = true;
+  out.arithmetic.push(...scanned.arithmetic);
   // An unclosed quote, or a construct whose end bash may find elsewhere (a `#` in a test's
   // pattern): where the words end is a guess, and a command may hide behind it, from allow rules
   // as from deny rules (`[[ x =~ (#) ]]; rm -rf /` runs rm, read here as one test).
@@ -803,6 +804,8 @@ interface Scanned {
   /** Where in the text each `$(` (its `$`) and backquote that opens or closes a substitution is. */
   readonly openers: readonly number[];
   readonly opaque: boolean;
+  /** The subscripts and offsets of its parameters (ScanState `arithmetic`). */
+  readonly arithmetic: readonly string[];
   /**
    * The text ended inside a quote, a heredoc body that never closed or arithmetic, or holds a
    * construct whose end this scan did not work out (ScanState `unsure`).
@@ -829,6 +832,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     heredocs: [],
     unsure: false,
     arith: [],
+    arithmetic: [],
     test: false,
     testParens: 0,
     testsOff: !tests || ALIAS_WORD.test(text),
@@ -848,6 +852,7 @@ function scan(text: string, patternMode: boolean, tests = false): Scanned {
     substitutions: s.substitutions,
     openers: s.openers,
     opaque: s.opaque,
+    arithmetic: s.arithmetic,
     // Arithmetic never closed (`(( x << 1`): where `<<` was a shift here, bash may read a heredoc.
     unclosed: s.quote !== "" || s.unsure || s.arith.length > 0 || s.test || s.array,
   };
@@ -875,6 +880,11 @@ interface ScanState {
    * `<<` is a shift, not a heredoc.
    */
   arith: string[];
+  /**
+   * The subscripts and offsets of `${…}` and zsh's `$NAME[…]`, which are evaluated as arithmetic:
+   * kept for evaluatesValue, as arithmeticOf's words are (`read -r n < f; echo ${a[n]}`).
+   */
+  readonly arithmetic: string[];
   /** Inside a `[[ … ]]` that starts a command (`testStep`): its operators are words, not separators. */
   test: boolean;
   /** The test's parentheses still open. */
@@ -906,7 +916,7 @@ interface ScanState {
 
 function step(s: ScanState, patternMode: boolean): void {
   const c = s.text.charAt(s.i);
-  if (c === "$" && !patternMode && s.quote !== "'" && s.quote !== "$'" && zshSubscriptAssigns(s.text, s.i))
+  if (c === "$" && !patternMode && s.quote !== "'" && s.quote !== "$'" && zshSubscriptAssigns(s))
     s.opaque = true;
   if (s.quote === "'" || s.quote === "$'") stepInSingleQuotes(s, c, patternMode);
   else if (c === "\\") stepBackslash(s, patternMode);
@@ -925,17 +935,21 @@ const ZSH_SUBSCRIPT = new RegExp(
 );
 
 /**
- * Whether the `$` at `i` starts zsh's `$NAME[…]` and its subscript assigns PATH or a name in
- * capitals (ARITHMETIC_ASSIGNS_ENVIRONMENT): zsh evaluates it as arithmetic, unquoted or in double
- * quotes, as bash does a `${NAME[…]}`'s (`echo $a[path=1]` sets PATH to 1 there; Claude Code runs
+ * Whether the `$` at `s.i` starts zsh's `$NAME[…]` and its subscript (kept in `s.arithmetic`)
+ * assigns PATH or a name in capitals (ARITHMETIC_ASSIGNS_ENVIRONMENT): zsh evaluates it as
+ * arithmetic, unquoted or in double quotes, as bash does a `${NAME[…]}`'s (`echo $a[path=1]` sets PATH to 1 there; Claude Code runs
  * its Bash tool in zsh on macOS). To bash it is `$NAME` and a pattern. One whose `]` is not found
  * within ZSH_SUBSCRIPT's bounds is read from the next 1,024 characters, and assigns wherever the
  * text runs past them.
  */
-function zshSubscriptAssigns(text: string, i: number): boolean {
+function zshSubscriptAssigns(s: ScanState): boolean {
+  const { text, i } = s;
   ZSH_SUBSCRIPT.lastIndex = i;
   const subscript = ZSH_SUBSCRIPT.exec(text)?.[1];
-  if (subscript !== undefined) return ARITHMETIC_ASSIGNS_ENVIRONMENT.test(subscript);
+  if (subscript !== undefined) {
+    s.arithmetic.push(subscript);
+    return ARITHMETIC_ASSIGNS_ENVIRONMENT.test(subscript);
+  }
   ZSH_SUBSCRIPT_START.lastIndex = i;
   if (!ZSH_SUBSCRIPT_START.test(text)) return false;
   return text.length > i + 1024 || ARITHMETIC_ASSIGNS_ENVIRONMENT.test(text.slice(i, i + 1024));
@@ -995,6 +1009,7 @@ function parameter(s: ScanState): void {
   // as zsh's `${a[path=1]}` does.
   if (unit.includes("[") || unit.includes(":")) {
     const [, subscript, offset] = PARAMETER_ARITHMETIC.exec(unit) ?? [];
+    for (const text of [subscript, offset]) if (text !== undefined) s.arithmetic.push(text);
     if ([subscript, offset].some((text) => text !== undefined && ARITHMETIC_ASSIGNS_ENVIRONMENT.test(text)))
       s.opaque = true;
   }

@@ -798,6 +798,12 @@ describe("splitSubcommands", () => {
       "read -r x < f; [[ -v $x ]]; npm test",
       'read -r x < f; test -v "$x"; npm test',
       'for x in a; do read -r x; [ -v "${x}" ]; done; npm test',
+      // A subscript's and an offset's names are evaluated as arithmetic too, zsh's `$a[n]` too.
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      "read -r n < f; echo ${a[n]}; npm test",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
+      'read -r n < f; echo "${x:n}"; npm test',
+      "read -r n < f; echo $a[n]; npm test",
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
       'echo "${x:path=1}"; npm test',
       // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell command's ${…}, not a template
