@@ -17,6 +17,7 @@ import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDeliverable, renderRequestFailure } from "../core/render.js";
 import { capString, capToFit, utf8Length } from "../core/truncate.js";
+import { deepEqual } from "../core/where.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit, RemoteInput } from "./remote-actions.js";
 
@@ -550,7 +551,9 @@ function checkedRewrite(
   if (decision.kind !== "allow" || input === undefined || event.dialect === "deepagents-legacy")
     return decision;
   const rewriter = remoteEffects.find((e) => e.updatedInput === input);
-  if (rewriter === undefined) return decision;
+  // The call as it came, echoed back, is no rewrite: the rules judged it (on PermissionRequest, its
+  // PreToolUse rules' ask is the dialog the server answers).
+  if (rewriter === undefined || deepEqual(input, event.toolInput)) return decision;
   const rewrittenAs = (name: string): HookEvent => ({
     ...event,
     name,
