@@ -761,11 +761,18 @@ function renderDiscordMessage(
 }
 
 /**
- * A field's value may not be empty or only whitespace (Discord trims it, then refuses the message
- * with a 400): such a one shows as a dash.
+ * What Discord leaves of a field's value, nothing, when it holds only white space, control and
+ * format characters: it strips control characters from what it is sent (discord-api-docs#1189)
+ * and trims the rest.
+ */
+const INVISIBLE = /^[\s\p{Cc}\p{Cf}]*$/u;
+
+/**
+ * A field's value may not be empty once Discord has stripped and trimmed it (it refuses the whole
+ * message with a 400, and the notification is dead-lettered): such a one shows as a dash.
  */
 function discordField(name: string, value: string): { name: string; value: string; inline: true } {
-  return { name, value: value.trim() === "" ? "-" : value, inline: true };
+  return { name, value: INVISIBLE.test(value) ? "-" : value, inline: true };
 }
 
 /**

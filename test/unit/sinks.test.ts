@@ -673,6 +673,18 @@ describe("buildSinkRequest: discord", () => {
     expect(embed.fields.find((f) => f.name === "Team")?.value).toBe("-");
     expect(embed.fields.find((f) => f.name === "Type")?.value).toBe("-");
   });
+
+  it.each(["\u0001", "\u001f\u0085", "\u200e\u00ad", " \u0000\u200f "])(
+    "shows a field of nothing but control and format characters (%j) as a dash, as Discord strips them and refuses it empty",
+    async (invisible) => {
+      const n = notification({
+        eventName: "Notification",
+        event: { session_id: SESSION, hook_event_name: "Notification", notification_type: invisible },
+      });
+      const embed = (await discordBody(n)).embeds[0] as Embed;
+      expect(embed.fields.find((f) => f.name === "Type")?.value).toBe("-");
+    },
+  );
 });
 
 describe("buildSinkRequest: webhook", () => {
