@@ -593,19 +593,41 @@ function codeSpan(raw: string, max: number): string {
 }
 
 /**
+ * What Discord strips from a message before it reads its mentions (discord-api-docs#1189, #1241):
+ * control characters (but a line break or tab), format characters and combining marks, so that
+ * `@\u0001everyone` or `@every\u0000one` pings as `@everyone` does. A zero-width space is kept,
+ * which is why it defuses one. Allowed between the characters of each pattern below.
+ */
+const STRIPPED = "[\\p{Cf}\\p{M}\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*";
+const spread = (word: string) => [...word].join(STRIPPED);
+/** `@everyone`, `@here`, `@channel`: the zero-width space goes right after the @. */
+const SPECIAL_MENTION = new RegExp(
+  `@(?=${STRIPPED}(?:${["everyone", "here", "channel"].map(spread).join("|")})(?![a-z]))`,
+  "giu",
+);
+/**
+ * A Discord user or role mention's `@` (`<@id>`, `<@!id>`, `<@&id>`; ids are 17 to 20 digits).
+ * No two runs of STRIPPED side by side: every split between them would be tried, and a long run
+ * of such characters would take quadratic time.
+ */
+const NUMBERED_MENTION = new RegExp(`@(?=${STRIPPED}(?:[!&]${STRIPPED})?\\d(?:${STRIPPED}\\d){16,19})`, "gu");
+/** A masked link's `](`: the zero-width space goes between them. */
+const MASKED_LINK = new RegExp(`\\](?=${STRIPPED}\\()`, "gu");
+
+/**
  * Slack's three control characters escaped (api.slack.com "Escaping text"), `@channel`,
  * `@everyone` and `@here` in any case and followed by anything but a letter defused (a
  * zero-width space after the @; `x@hereford.gov` is left whole), so are Discord-style user and
  * role mentions (`<@id>`, `<@!id>`, `<@&id>`) and masked links (`[text](url)`, a zero-width space
- * before the `(`), so that a Slack message relayed onward to Discord cannot ping or hide a link
- * either. Cut to `max` characters of escaped text with a trailing "…", never inside an entity or
+ * before the `(`), also with characters Discord strips inside them (`STRIPPED`), so that a Slack
+ * message relayed onward to Discord cannot ping or hide a link either. Cut to `max` characters of escaped text with a trailing "…", never inside an entity or
  * a surrogate pair.
  */
 function escapeCut(raw: string, max: number): string {
   const defused = escapeBidiControls(raw)
-    .replace(/@(everyone|here|channel)(?![a-z])/gi, "@\u200b$1")
-    .replace(/@(?=[!&]?\d{17,20})/g, "@\u200b")
-    .replaceAll("](", "]\u200b(");
+    .replace(SPECIAL_MENTION, "@\u200b")
+    .replace(NUMBERED_MENTION, "@\u200b")
+    .replace(MASKED_LINK, "]\u200b");
   const full = escapeSlack(defused);
   if (full.length <= max) return full;
   let out = "";

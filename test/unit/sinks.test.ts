@@ -1134,6 +1134,30 @@ describe("renderSlackMessage", () => {
     ).toContain("@types/node@20");
   });
 
+  it("defuses a mention or masked link with control or format characters or combining marks in it, which Discord strips before it reads one", async () => {
+    const hidden =
+      "@\u0001everyone @every\u0000one @\u0300here @\u00adchannel <@\u0001123456789012345678> <@&\u200e123456789012345678> [x]\u0007(https://evil.example)";
+    const event = { ...notification().event, hook_event_name: "Notification", message: hidden };
+    const request = await buildSinkRequest(
+      { type: "slack", url: "https://discord.com/api/webhooks/1/tok/slack" },
+      notification({ eventName: "Notification", event, reason: hidden }),
+      CREATED_AT,
+    );
+    const { text, blocks } = JSON.parse(request.body) as { text: string; blocks: Block[] };
+    for (const piece of [...allTexts(blocks).slice(1), text]) {
+      // As Discord reads it: those characters stripped (a zero-width space is kept), the entities unescaped.
+      const read = piece
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+        .replace(/[\p{M}\u0000-\u0008\u000b-\u001f\u007f-\u009f]|(?!\u200b)\p{Cf}/gu, "")
+        .replaceAll("&lt;", "<")
+        .replaceAll("&gt;", ">")
+        .replaceAll("&amp;", "&");
+      expect(read).not.toMatch(/@(?:everyone|here|channel)/i);
+      expect(read).not.toMatch(/<@[!&]?\d/);
+      expect(read).not.toContain("](");
+    }
+  });
+
   it("renders a multi-line command as a code block", () => {
     const event = { ...notification().event, tool_input: { command: "set -e\nmake test" } };
     expect(sectionTexts(blocksOf(notification({ event })))[0]).toContain("```set -e\nmake test```");
