@@ -528,7 +528,8 @@ function matchesPath(
 ): boolean {
   const deny = quantifier === "any";
   const holds = (read: CallPaths): boolean => {
-    const { paths, allowPaths, cwd, home, projectFolder, maxLength } = read;
+    const { paths, allowPaths, home, projectFolder, maxLength } = read;
+    const cwd = deny ? read.denyCwd : read.cwd;
     if (paths.length === 0) return false;
     const matches = (path: string | undefined): boolean => {
       if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
@@ -559,6 +560,8 @@ interface CallPaths {
   /** The path fields as an allow rule reads them, and a Glob's listing directories (globListRoots). */
   readonly allowPaths: readonly (string | undefined)[];
   readonly cwd: string | undefined;
+  /** The cwd as deny-style rules read it: with the home's name where it stands short (longHomePath). */
+  readonly denyCwd: string | undefined;
   readonly home: string | undefined;
   /** The transcript's project folder as a POSIX path's would be spelt (projectFolderOf). */
   readonly projectFolder: string | undefined;
@@ -599,10 +602,14 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
       ? undefined
       : posixPath(inNfc(call.cwd), drive);
   // A cwd through an 8.3 short name (read below) makes each path read from it unknown too: after
-  // an agent's `cd SSH~1` in Git Bash, `id_rsa` is `.ssh\id_rsa`.
-  const shortCwd = drive !== undefined && rawCwd?.split("/").some(isShortName) === true;
+  // an agent's `cd SSH~1` in Git Bash, `id_rsa` is `.ssh\id_rsa`. Where the short name is the
+  // home's own (longHomePath), deny-style rules read it as the home, and allow rules approve none.
+  const cwdShort = drive !== undefined && rawCwd?.split("/").some(isShortName) === true;
+  const longCwd = cwdShort && rawCwd !== undefined ? longHomePath(rawCwd, home) : undefined;
+  const shortCwd = cwdShort && longCwd === undefined;
   const cwd = rawCwd?.startsWith("/") ? openPath(rawCwd, floor, false) : undefined;
-  const opened = (path: string) => resolvePath(path, cwd, home, floor, { cwd, deny: true });
+  const denyCwd = longCwd === undefined ? cwd : openPath(longCwd, floor, false);
+  const opened = (path: string) => resolvePath(path, denyCwd, home, floor, { cwd: denyCwd, deny: true });
   // A cwd on a server with a one-letter name (`\\c\share`) reads as on drive C:, and its `..` stops
   // at the drive: deny-style rules also read each path field with `..` stopping at the share (a
   // Glob pattern with a `..` is unknown), and allow rules approve nothing there (they could
@@ -619,18 +626,27 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
       return { allow: undefined, deny: [undefined] };
     const posix = posixPath(text, drive);
     const fromCwd = !posix.startsWith("/") && posix !== "~" && !posix.startsWith("~/");
-    if (drive !== undefined && (posix.split("/").some(isShortName) || (shortCwd && fromCwd)))
-      return { allow: undefined, deny: [undefined] };
+    if (drive !== undefined && posix.split("/").some(isShortName)) {
+      // Unknown, unless its one short name is the home's (longHomePath): deny-style rules read
+      // that. Not in Git Bash's `/c/x`, also read as `\c\x`, where the short name is elsewhere.
+      const long = fromCwd || /^\/[A-Za-z]\//.test(text) ? undefined : longHomePath(posix, home);
+      if (long === undefined) return { allow: undefined, deny: [undefined] };
+      return { allow: undefined, deny: read(`${long.charAt(1)}:${long.slice(2)}`).deny };
+    }
+    if (shortCwd && fromCwd) return { allow: undefined, deny: [undefined] };
     // A share on a one-letter server reads as drive C: to the rules: which file it is is unknown,
     // unless the cwd is on one, whose client's every path is read both ways (below).
     if (!letterShare && ONE_LETTER_SHARE.test(posix)) return { allow: undefined, deny: [undefined] };
     const deny = [opened(posix)];
-    const written = resolvePath(posix, cwd, home, floor, false);
+    const written = resolvePath(posix, denyCwd, home, floor, false);
     if (written !== deny[0]) deny.push(written);
-    if (letterShare) deny.push(resolvePath(posix, cwd, home, 2, { cwd, deny: true }));
+    if (letterShare) deny.push(resolvePath(posix, denyCwd, home, 2, { cwd: denyCwd, deny: true }));
     // A UNC path names no drive, so no drive's rule covers it; a path on the cwd's share is read.
     const unc = drive !== undefined && posix.startsWith("//") && !`${posix}/`.startsWith(`${drive}/`);
-    const allow = unc || letterShare ? undefined : resolvePath(posix, cwd, home, floor, ALLOW_LINKS);
+    const allow =
+      unc || letterShare || (cwdShort && fromCwd)
+        ? undefined
+        : resolvePath(posix, cwd, home, floor, ALLOW_LINKS);
     if (drive !== undefined) {
       // Git Bash's `/c/x` is `C:\x` to Claude Code, `\c\x` on the cwd's drive to a tool that
       // takes it as written.
@@ -665,7 +681,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
   }
   if (call.toolName === "Glob" && typeof input.pattern === "string" && input.pattern !== "") {
     const fromCwd = typeof input.path !== "string" || input.path === "";
-    const root = fromCwd ? (shortCwd ? undefined : cwd) : allowPaths.at(-1);
+    const root = fromCwd ? (cwdShort ? undefined : cwd) : allowPaths.at(-1);
     if (fromCwd && shortCwd) paths.push(undefined);
     const windows = drive !== undefined;
     // ripgrep matches a pattern byte for byte: one in NFD lists the files whose names are stored
@@ -688,7 +704,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
         (letterShare && /(?:^|\/)\.\.(?:\/|$)/.test(pattern)))
     )
       paths.push(undefined);
-    paths.push(...globReadings(patterns, windows, roots, cwd, home, floor));
+    paths.push(...globReadings(patterns, windows, roots, denyCwd, home, floor));
   }
   // A Grep's `glob` names the files whose lines it prints, as a Glob's pattern names those it
   // lists: deny-style rules read each of its globs the same way. It only narrows the search under
@@ -701,7 +717,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
     if (globs.length > MAX_GREP_GLOBS) paths.push(undefined);
     else {
       const texts = globs.map((glob) => posixPath(glob, drive));
-      paths.push(...globReadings(texts, drive !== undefined, roots, cwd, home, floor));
+      paths.push(...globReadings(texts, drive !== undefined, roots, denyCwd, home, floor));
     }
   }
   const projectFolder = projectFolderOf(transcriptPath, drive !== undefined);
@@ -711,6 +727,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
     paths,
     allowPaths,
     cwd,
+    denyCwd,
     home,
     projectFolder,
     maxLength: maxPathLength(drive !== undefined),
@@ -945,6 +962,30 @@ function unreadableOnWindows(text: string, drive: string): boolean {
 function isShortName(segment: string): boolean {
   const name = /^([^.~\s]{1,6})~(\d{1,6})(?:\.[^.\s]{1,3})?$/.exec(segment);
   return name !== null && (name[1] as string).length + 1 + (name[2] as string).length <= 8;
+}
+
+/**
+ * A Windows client's `path` (posixPath's) with the home's own name (`/c/Users/developer`'s) where
+ * it stands as an 8.3 short name (`/c/Users/DEVELO~1/…`, as Windows gives a long user name's
+ * %TEMP%), for deny-style rules: the name shortens to it (upper-cased, without dots, spaces and
+ * `+,;=[]`, its first 6 characters before the `~`). Which folder that is, `~1` or `~2`, is on the
+ * disk, so no allow rule reads it so. Undefined where any other segment may be a short name.
+ */
+function longHomePath(path: string, home: string | undefined): string | undefined {
+  if (home === undefined || !/^\/[a-z]\//.test(home)) return undefined;
+  const name = home.slice(home.lastIndexOf("/") + 1);
+  const parent = home.slice(0, home.length - name.length);
+  // A name of at most 8 characters that 8.3 allows (`dev`) is its own short name: `DEV~1` is
+  // another folder's.
+  const kept = name.length <= 8 && !/[.\s+,;=[\]]/.test(name);
+  if (kept || isShortName(name) || path.slice(0, parent.length).toLowerCase() !== parent.toLowerCase())
+    return undefined;
+  const segment = path.slice(parent.length).split("/", 1)[0] as string;
+  const base = /^([^.~]+)~\d+$/.exec(segment)?.[1];
+  const long = home + path.slice(parent.length + segment.length);
+  if (base === undefined || !isShortName(segment) || long.split("/").some(isShortName)) return undefined;
+  const short = name.toUpperCase().replace(/[.\s+,;=[\]]/g, "");
+  return short.slice(0, 6) === base.toUpperCase() ? long : undefined;
 }
 
 /**

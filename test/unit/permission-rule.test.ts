@@ -1737,4 +1737,71 @@ describe("a Windows 8.3 short name", () => {
   ])("%s against %j: deny-style %s", (text, call, expected) => {
     expect(both(text, call).any).toBe(expected);
   });
+
+  describe("where the home's name stands", () => {
+    // Windows gives a long user name's %TEMP% in short form (`C:\Users\DEVELO~1\AppData\…`).
+    // Deny-style rules read the home's own name there, which shortens to it; which folder it is
+    // (`~1` or `~2`) is on the disk, so allow rules still approve none.
+    const temp = "C:\\Users\\DEVELO~1\\AppData\\Local\\Temp";
+    const home = (
+      toolName: string,
+      toolInput: Record<string, unknown>,
+      cwd = "C:\\Users\\developer\\proj",
+    ) => ({
+      toolName,
+      toolInput,
+      cwd,
+      transcriptPath: "C:\\Users\\developer\\.claude\\projects\\C--Users-developer-proj\\s.jsonl",
+    });
+
+    it.each([
+      ["Read(.env)", home("Read", { file_path: `${temp}\\out.txt` })],
+      ["Edit(**/.env)", home("Edit", { file_path: "c:\\users\\develo~2\\AppData\\Local\\Temp\\a.ts" })],
+      ["Read(.env)", home("Glob", { pattern: "*.txt", path: temp })],
+      ["Read(.env)", home("Grep", { pattern: ".", path: `${temp}\\out.txt` })],
+      ["Read(.env)", home("Read", { file_path: "out.txt" }, temp)],
+      ["Read(.env)", home("Glob", { pattern: "*.txt" }, temp)],
+      ["Read(.env)", home("Grep", { pattern: ".", glob: "*.txt" }, temp)],
+    ])("%s matches no %j", (text, call) => {
+      expect(both(text, call)).toEqual({ any: false, all: false });
+    });
+
+    it.each([
+      ["Read(~/.ssh/**)", home("Read", { file_path: "C:\\Users\\DEVELO~1\\.ssh\\id_rsa" })],
+      ["Edit(.env)", home("Edit", { file_path: "C:/Users/DEVELO~1/proj/.env" })],
+      ["Read(~/.ssh/**)", home("Grep", { pattern: ".", path: "C:\\Users\\DEVELO~1\\.ssh" })],
+      ["Read(~/.ssh/**)", home("Glob", { pattern: ".ssh/*", path: "C:\\Users\\DEVELO~1" })],
+      ["Read(~/.ssh/**)", home("Read", { file_path: "..\\.ssh\\id_rsa" }, "C:\\Users\\DEVELO~1\\proj")],
+      ["Read(./.env)", home("Read", { file_path: ".env" }, "C:\\Users\\DEVELO~1\\proj")],
+      [
+        "Read(./.env)",
+        home("Read", { file_path: "C:\\Users\\developer\\proj\\.env" }, "C:\\Users\\DEVELO~1\\proj"),
+      ],
+      ["Read(~/.ssh/**)", home("Glob", { pattern: "*" }, "C:\\Users\\DEVELO~1\\.ssh")],
+      ["Read(~/.ssh/**)", home("Grep", { pattern: ".", glob: "id_*" }, "C:\\Users\\DEVELO~1\\.ssh")],
+      // An allow rule approves none of it.
+      ["Read(~/AppData/**)", home("Read", { file_path: `${temp}\\out.txt` })],
+      ["Read(./**)", home("Read", { file_path: "a.ts" }, "C:\\Users\\DEVELO~1\\proj")],
+      ["Read(~/**)", home("Glob", { pattern: "*.txt" }, temp)],
+    ])("%s matches %j for deny-style rules only", (text, call) => {
+      expect(both(text, call)).toEqual({ any: true, all: false });
+    });
+
+    it.each([
+      // Another short name, one in another place, or one the home's name does not shorten to.
+      ["Read(.env)", home("Read", { file_path: "C:\\Users\\DEVELO~1\\proj\\ENV~1" })],
+      ["Read(.env)", home("Read", { file_path: "C:\\Users\\DEVELO~1\\SSH~1\\id_rsa" })],
+      ["Read(.env)", home("Read", { file_path: "C:\\Users\\OTHERU~1\\AppData\\x.txt" })],
+      ["Read(.env)", home("Read", { file_path: "C:\\Users\\DEVEL~1\\AppData\\x.txt" })],
+      ["Read(.env)", home("Read", { file_path: "C:\\DEVELO~1\\x.txt" })],
+      ["Read(.env)", home("Read", { file_path: "C:\\Users\\developer\\DEVELO~1\\x.txt" })],
+      ["Read(.env)", home("Read", { file_path: "DEVELO~1\\x.txt" }, "C:\\Users")],
+      ["Read(.env)", home("Read", { file_path: "x.txt" }, "C:\\Users\\DEVELO~1\\ENV~1")],
+      ["Read(.env)", home("Glob", { pattern: "*.txt" }, "C:\\Users\\DEVELO~1\\SSH~1")],
+      // A home named `dev` has no short name: `DEV~1` is another folder.
+      ["Read(.env)", windows("Read", { file_path: "C:\\Users\\DEV~1\\AppData\\x.txt" })],
+    ])("%s still reads %j as unknown", (text, call) => {
+      expect(both(text, call)).toEqual({ any: true, all: false });
+    });
+  });
 });
