@@ -937,6 +937,16 @@ function ruleAction(
   return undefined;
 }
 
+/**
+ * The digests of "", "\n" and "\r\n": what `sha256sum` gives for an unset variable piped with
+ * `printf %s` or `echo`. The gateway refuses an empty token before comparing, so none can match.
+ */
+const NO_TOKEN_DIGESTS: ReadonlySet<string> = new Set([
+  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+  "01ba4719c80b6fe911b091a7c05124b64eeece964e09c058ef8f9805daca546b",
+  "7eb70257593da06f682a3ddda54a9d260d4fc514f645237f5ca74b08f8da61a6",
+]);
+
 /** Each token read, by its place in the file; a hole (one that failed its schema) stays one. */
 async function resolveTokens(
   documents: readonly (TokenDocument | undefined)[],
@@ -950,6 +960,13 @@ async function resolveTokens(
       continue;
     }
     if ("sha256" in token) {
+      if (NO_TOKEN_DIGESTS.has(token.sha256)) {
+        warnings.push({
+          severity: "warning",
+          path: `$.auth.tokens[${i}].sha256`,
+          message: `is the SHA-256 of no token (an empty or unset variable was hashed), so team "${token.team}" cannot authenticate with it: hash the token itself with printf %s "$TOKEN" | hookgate token hash`,
+        });
+      }
       tokens.push({ team: token.team, sha256: token.sha256, source: "sha256" });
       continue;
     }

@@ -627,6 +627,28 @@ describe("loadPolicy", () => {
     ]);
   });
 
+  it("warns of a token hash taken of nothing, an unset variable's, which no token can match", async () => {
+    // `printf %s "$UNSET" | sha256sum`, `echo "$UNSET" | sha256sum`, and the latter on Windows.
+    const hashes = [await sha256(""), await sha256("\n"), await sha256("\r\n")];
+    const { warnings } = await loaded({
+      version: 1,
+      rules: [],
+      auth: {
+        tokens: [
+          ...hashes.map((h) => ({ team: "mobile", sha256: h })),
+          { team: "web", sha256: await sha256("t") },
+        ],
+      },
+    });
+    const fix =
+      'is the SHA-256 of no token (an empty or unset variable was hashed), so team "mobile" cannot authenticate with it: hash the token itself with printf %s "$TOKEN" | hookgate token hash';
+    expect(warnings.map((w) => `${w.path}: ${w.message}`)).toEqual([
+      `$.auth.tokens[0].sha256: ${fix}`,
+      `$.auth.tokens[1].sha256: ${fix}`,
+      `$.auth.tokens[2].sha256: ${fix}`,
+    ]);
+  });
+
   it("refuses one token listed for two teams, which would authenticate as whichever came first", async () => {
     const sha256 = "0af148632bfc2bdf9076bdc41fa58336a206cd23532da915cc5d2f9e9c3f6a50";
     const problems = await problemsOf({
