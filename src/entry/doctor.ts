@@ -149,9 +149,15 @@ export async function doctorCommand(
     return 1;
   }
 
-  const unsendable = token && unsendableToken(token);
+  const curled =
+    token && dialect.startsWith("deepagents") ? curlRefusedToken(token.name, env[token.name]) : undefined;
+  const unsendable = token && (curled?.problem ?? unsendableToken(token));
   if (unsendable) {
-    print({ ok: false, line: `token: ${unsendable}`, fix: `set ${token?.name} to the token alone` });
+    print({
+      ok: false,
+      line: `token: ${unsendable}`,
+      fix: `set ${token?.name} to the token alone${curled ? `: ${curled.fix}` : ""}`,
+    });
     print({ ok: false, line: "sample decision: not checked (the token cannot be sent)" });
     return 1;
   }
@@ -595,4 +601,23 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * deepagents' hook is init's curl command, which sends the variable as it is, where `send` and
+ * this check trim it: a carriage return that `$(cat FILE)` leaves of a file with Windows line
+ * endings reaches the gateway's HTTP server, which refuses the request (400) before hookgate
+ * sees it, and curl's failure is no decision, so the tool runs. (Claude Code and deepcode strip
+ * CR and LF from a header's value themselves.)
+ */
+function curlRefusedToken(
+  name: string,
+  raw: string | undefined,
+): { problem: string; fix: string } | undefined {
+  // Tab is a header's whitespace; every other control character is refused (RFC 9110 §5.5).
+  if (raw === undefined || /^[\t\x20-\x7e\u0080-\uffff]*$/.test(raw)) return undefined;
+  return {
+    problem: `${name} holds a line break or another control character (a carriage return, as $(cat FILE) leaves of a file with Windows line endings): deepagents' hook, init's curl command, sends it as it is, the gateway's HTTP server refuses the request (400), and the agent goes on without an answer`,
+    fix: `export ${name}="$(tr -d '\\r\\n' < FILE)"`,
+  };
 }

@@ -111,6 +111,26 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(result.stdout).not.toMatch(/ERR_INVALID_CHAR|start the gateway/);
   });
 
+  it("fails a deepagents token with a carriage return, which its curl hook sends and the gateway refuses", async () => {
+    // `export HOOKGATE_AUTH=$(cat token.txt)` of a file with Windows line endings: curl sends the
+    // CR in the header, Node's parser answers 400, and deepagents runs the tool unjudged. Claude
+    // Code strips CR and LF from a header itself, so its HOOKGATE_TOKEN with one is sent whole.
+    const [deepagents, claude] = await Promise.all([
+      runCli(["doctor", "--url", `${server.url}/v1/hooks/deepagents`], "", { HOOKGATE_AUTH: `${TOKEN}\r` }),
+      runCli(["doctor", "--url", `${server.url}/v1/hooks/claude-code`], "", { HOOKGATE_TOKEN: `${TOKEN}\r` }),
+    ]);
+    expect(deepagents.code).toBe(1);
+    expect(lines(deepagents.stdout)).toEqual([
+      expect.stringMatching(/^✓ gateway answers/),
+      "✗ token: HOOKGATE_AUTH holds a line break or another control character (a carriage return, as $(cat FILE) leaves of a file with Windows line endings): deepagents' hook, init's curl command, sends it as it is, the gateway's HTTP server refuses the request (400), and the agent goes on without an answer",
+      "✗ sample decision: not checked (the token cannot be sent)",
+    ]);
+    expect(deepagents.stdout).toContain(
+      `fix: set HOOKGATE_AUTH to the token alone: export HOOKGATE_AUTH="$(tr -d '\\r\\n' < FILE)"`,
+    );
+    expect(claude.code, claude.stdout).toBe(0);
+  });
+
   it("checks HOOKGATE_TOKEN alone for Claude Code and deepcode, the only variable their http hooks send", async () => {
     // HOOKGATE_AUTH set and HOOKGATE_TOKEN not: the hook init writes sends an empty Bearer, which
     // the gateway refuses; doctor passed this setup before.
