@@ -164,7 +164,8 @@ export async function doctorCommand(
   const authorization: Record<string, string> = token ? { authorization: `Bearer ${token.value}` } : {};
   const whoami = await gatewayRequest({
     method: "GET",
-    url: `${base}/v1/whoami`,
+    // The gateway words a refusal's fix for the client's hook (an older gateway ignores it).
+    url: `${base}/v1/whoami?client=${dialect}`,
     headers: authorization,
     timeoutMs,
   });

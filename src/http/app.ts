@@ -128,9 +128,12 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   // Which team a token maps to, for `hookgate doctor`; never a hook route, so a plain 401 is right.
+  // `client` words a failure's fix for that client's hook (deepagents' sends HOOKGATE_AUTH).
   routes.get("/v1/whoami", async (c) => {
     const policy = deps.policy();
-    const auth = await authenticate(c.req.header("authorization"), policy, deps.sha256);
+    const client = c.req.query("client");
+    const dialect = client !== undefined && isDialect(client) ? client : undefined;
+    const auth = await authenticate(c.req.header("authorization"), policy, deps.sha256, dialect);
     if (!auth.ok) return c.json({ error: { code: auth.code, message: auth.message } }, 401);
     return c.json({ team: auth.team, policy: policy.hash, authRequired: policy.auth !== undefined });
   });

@@ -89,6 +89,17 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(out).toMatch(/✗ sample PreToolUse .*could not judge it \(AUTH_UNKNOWN_TOKEN\)/);
   });
 
+  it("names HOOKGATE_AUTH alone when a deepagents token is wrong, the one variable its hook sends", async () => {
+    const result = await runCli(["doctor", "--url", `${server.url}/v1/hooks/deepagents`], "", {
+      HOOKGATE_AUTH: "not-the-token",
+    });
+    expect(result.code).toBe(1);
+    expect(lines(result.stdout)[1]).toBe(
+      "✗ token in HOOKGATE_AUTH refused (AUTH_UNKNOWN_TOKEN): the hook's token is not one this gateway knows: check HOOKGATE_AUTH",
+    );
+    expect(result.stdout).not.toContain("HOOKGATE_TOKEN");
+  });
+
   it("says which variable to export when there is no token", async () => {
     const result = await runCli(["doctor", "--url", server.url], "", {});
     expect(result.code).toBe(1);

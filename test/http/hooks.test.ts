@@ -820,6 +820,18 @@ describe("GET /v1/whoami", () => {
     expect(res.status).toBe(401);
     expect((await jsonOf(res)).error.code).toBe("AUTH_EMPTY_TOKEN");
   });
+
+  it("words a bad token's fix for the client named, as its hook's answer does", async () => {
+    // doctor checks HOOKGATE_AUTH on a deepagents route: "check HOOKGATE_TOKEN" named the variable
+    // deepagents strips from a hook's environment.
+    const ask = async (query: string) =>
+      (await jsonOf(await app.request(`/v1/whoami${query}`, { headers: { authorization: "Bearer guess" } })))
+        .error.message;
+    expect(await ask("?client=deepagents")).toMatch(/check HOOKGATE_AUTH$/);
+    expect(await ask("?client=claude-code")).toMatch(/check HOOKGATE_TOKEN$/);
+    expect(await ask("")).toMatch(/check HOOKGATE_TOKEN$/);
+    expect(await ask("?client=nobody")).toMatch(/check HOOKGATE_TOKEN$/);
+  });
 });
 
 describe("POST /v1/hooks: the token is checked once", () => {
