@@ -30,6 +30,8 @@ export function listTeams(teams: ReadonlySet<string>): string {
 }
 
 const BEARER = /^Bearer(?:[ \t]+(.*))?$/i;
+/** What a policy's `sha256` holds (policy-schema.ts). */
+const DIGEST = /^[0-9a-f]{64}$/;
 
 /** Compares two digests; `constantTimeEqual` unless a test wants to watch the comparisons. */
 export type DigestEqual = (presented: string, configured: string) => boolean;
@@ -131,6 +133,21 @@ export async function authenticate(
     }
   }
   if (team !== undefined) return { ok: true, team };
+  // A token of 64 hex digits (`openssl rand -hex 32`) passes the schema as a digest: pasted into
+  // `sha256` itself, its team's every hook was refused as unknown, sending its user to a token
+  // that is right. Compared as digests are, every candidate.
+  if (DIGEST.test(token)) {
+    let pasted = false;
+    for (const candidate of policy.auth.tokens) {
+      const match = candidate.sha256 !== undefined && equal(token, candidate.sha256);
+      pasted ||= match;
+    }
+    if (pasted)
+      return fail(
+        "AUTH_UNKNOWN_TOKEN",
+        'the hook\'s token is written in the gateway policy\'s auth.tokens as a "sha256" itself: that field takes the token\'s SHA-256 (printf %s "$TOKEN" | hookgate token hash), never the token',
+      );
+  }
   // Two Authorization headers arrive joined by ", " (RFC 9110 §5.3): not a token of its own.
   if (/,\s*Bearer\b/i.test(token))
     return fail(

@@ -75,6 +75,27 @@ describe("authenticate", () => {
     });
   });
 
+  it("says so when the token itself is listed as a sha256, a hex token pasted where its digest goes", async () => {
+    // `openssl rand -hex 32`, as README advises, makes 64 lowercase hex digits: the schema takes
+    // the token for a digest, and every hook of its team was refused as an unknown token.
+    const hex = "6f1ed002ab5595859014ebf0951522d9a8e4e7b8c1b9f7c0b2e0f4a3c5d6e7f8";
+    const pasted = await policyFrom({
+      version: 1,
+      rules: [],
+      auth: { tokens: [{ team: "web", sha256: hex }] },
+    });
+    const outcome = await authenticate(`Bearer ${hex}`, pasted, sha256);
+    expect(outcome).toEqual({
+      ok: false,
+      code: "AUTH_UNKNOWN_TOKEN",
+      message:
+        'the hook\'s token is written in the gateway policy\'s auth.tokens as a "sha256" itself: that field takes the token\'s SHA-256 (printf %s "$TOKEN" | hookgate token hash), never the token',
+    });
+    expect(outcome.ok || outcome.message).not.toContain(hex);
+    const other = await authenticate(`Bearer ${hex.replace("6f", "70")}`, pasted, sha256);
+    expect(other.ok || other.message).toMatch(/not one this gateway knows/);
+  });
+
   it("never matches a token whose variable was unset at load, even an empty one", async () => {
     expect((await authenticate("Bearer undefined", policy, sha256)).ok).toBe(false);
   });
