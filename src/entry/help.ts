@@ -108,7 +108,7 @@ replay again, or drop the one SQS will not take.`,
   token: {
     usage: "hookgate token hash            (reads the token on stdin)",
     details:
-      'Prints the SHA-256 of the token on stdin, for a policy\'s auth.tokens[].sha256 (one trailing\nnewline is ignored): printf %s "$TOKEN" | hookgate token hash',
+      'Prints the SHA-256 of the token on stdin, for a policy\'s auth.tokens[].sha256 (spaces and\nnewlines around it are trimmed, as the gateway trims a Bearer token):\n  printf %s "$TOKEN" | hookgate token hash',
   },
   init: {
     usage: `hookgate init --client ${CLIENTS} --url HOOK_URL
