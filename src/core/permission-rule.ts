@@ -967,8 +967,9 @@ function isShortName(segment: string): boolean {
 /**
  * A Windows client's `path` (posixPath's) with the home's own name (`/c/Users/developer`'s) where
  * it stands as an 8.3 short name (`/c/Users/DEVELO~1/…`, as Windows gives a long user name's
- * %TEMP%), for deny-style rules: the name shortens to it (upper-cased, without dots, spaces and
- * `+,;=[]`, its first 6 characters before the `~`). Which folder that is, `~1` or `~2`, is on the
+ * %TEMP%), for deny-style rules: the name shortens to it (upper-cased, without leading dots,
+ * spaces and `+,;=[]`, its first 6 characters before the `~`; a name with another dot is not
+ * read, its short name keeps an extension). Which folder that is, `~1` or `~2`, is on the
  * disk, so no allow rule reads it so. Undefined where any other segment may be a short name.
  */
 function longHomePath(path: string, home: string | undefined): string | undefined {
@@ -976,9 +977,16 @@ function longHomePath(path: string, home: string | undefined): string | undefine
   const name = home.slice(home.lastIndexOf("/") + 1);
   const parent = home.slice(0, home.length - name.length);
   // A name of at most 8 characters that 8.3 allows (`dev`) is its own short name: `DEV~1` is
-  // another folder's.
+  // another folder's. One with a dot past its leading dots keeps an extension (`john.smith`
+  // is `JOHN~1.SMI`), which is left unknown: `JOHNSM~1` is another folder's.
   const kept = name.length <= 8 && !/[.\s+,;=[\]]/.test(name);
-  if (kept || isShortName(name) || path.slice(0, parent.length).toLowerCase() !== parent.toLowerCase())
+  const extended = name.replace(/^\.+/, "").includes(".");
+  if (
+    kept ||
+    extended ||
+    isShortName(name) ||
+    path.slice(0, parent.length).toLowerCase() !== parent.toLowerCase()
+  )
     return undefined;
   const segment = path.slice(parent.length).split("/", 1)[0] as string;
   const base = /^([^.~]+)~\d+$/.exec(segment)?.[1];

@@ -1800,6 +1800,16 @@ describe("a Windows 8.3 short name", () => {
       ["Read(.env)", home("Glob", { pattern: "*.txt" }, "C:\\Users\\DEVELO~1\\SSH~1")],
       // A home named `dev` has no short name: `DEV~1` is another folder.
       ["Read(.env)", windows("Read", { file_path: "C:\\Users\\DEV~1\\AppData\\x.txt" })],
+      // `john.smith`'s short name keeps an extension (`JOHN~1.SMI`): `JOHNSM~1` is another folder.
+      [
+        "Read(C:/Users/johnsmithers/**)",
+        {
+          toolName: "Read",
+          toolInput: { file_path: "C:\\Users\\JOHNSM~1\\x.txt" },
+          cwd: "C:\\Users\\john.smith\\proj",
+          transcriptPath: "C:\\Users\\john.smith\\.claude\\projects\\C--Users-john-smith-proj\\s.jsonl",
+        },
+      ],
     ])("%s still reads %j as unknown", (text, call) => {
       expect(both(text, call)).toEqual({ any: true, all: false });
     });
