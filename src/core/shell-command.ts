@@ -937,10 +937,10 @@ const ZSH_SUBSCRIPT = new RegExp(
 /**
  * Whether the `$` at `s.i` starts zsh's `$NAME[…]` and its subscript (kept in `s.arithmetic`)
  * assigns PATH or a name in capitals (ARITHMETIC_ASSIGNS_ENVIRONMENT): zsh evaluates it as
- * arithmetic, unquoted or in double quotes, as bash does a `${NAME[…]}`'s (`echo $a[path=1]` sets PATH to 1 there; Claude Code runs
- * its Bash tool in zsh on macOS). To bash it is `$NAME` and a pattern. One whose `]` is not found
- * within ZSH_SUBSCRIPT's bounds is read from the next 1,024 characters, and assigns wherever the
- * text runs past them.
+ * arithmetic, unquoted or in double quotes, as bash does a `${NAME[…]}`'s (`echo $a[path=1]`
+ * sets PATH to 1 there; Claude Code runs its Bash tool in zsh on macOS). To bash it is `$NAME`
+ * and a pattern. One whose `]` is not found within ZSH_SUBSCRIPT's bounds is read from the next
+ * 1,024 characters, and assigns wherever the text runs past them.
  */
 function zshSubscriptAssigns(s: ScanState): boolean {
   const { text, i } = s;

@@ -620,8 +620,8 @@ const MASKED_LINK = new RegExp(`\\](?=${STRIPPED}\\()`, "gu");
  * zero-width space after the @; `x@hereford.gov` is left whole), so are Discord-style user and
  * role mentions (`<@id>`, `<@!id>`, `<@&id>`) and masked links (`[text](url)`, a zero-width space
  * before the `(`), also with characters Discord strips inside them (`STRIPPED`), so that a Slack
- * message relayed onward to Discord cannot ping or hide a link either. Cut to `max` characters of escaped text with a trailing "…", never inside an entity or
- * a surrogate pair.
+ * message relayed onward to Discord cannot ping or hide a link either. Cut to `max` characters
+ * of escaped text with a trailing "…", never inside an entity or a surrogate pair.
  */
 function escapeCut(raw: string, max: number): string {
   const defused = escapeBidiControls(raw)
