@@ -611,6 +611,22 @@ const VERDICT_KEYS: ReadonlySet<string> = new Set(["ok", "reason", "impossible"]
 /** `"ok": false` (or `"ok": "false"`) as a key and its value in an answer's text. */
 const OK_FALSE = /"ok"\s*:\s*(?:false\b|"\s*false\s*")/i;
 
+/**
+ * Whether an answer's text says `"ok": false` (OK_FALSE), also when its key or value is spelled
+ * with `\uXXXX` escapes (`"\u006fk"`), which JSON.parse reads as the letters: a no so escaped
+ * beside an `"ok": true` was an allow. An escaped backslash is passed over whole, and an escaped
+ * quote or backslash left as written, so a reason quoting the words is still no key.
+ */
+function saysOkFalse(text: string): boolean {
+  if (OK_FALSE.test(text)) return true;
+  if (!text.includes("\\u")) return false;
+  const unescaped = text.replace(/\\(\\|u[0-9a-fA-F]{4})/g, (written, code: string) => {
+    const c = code === "\\" ? code : String.fromCharCode(Number.parseInt(code.slice(1), 16));
+    return c === '"' || c === "\\" ? written : c;
+  });
+  return OK_FALSE.test(unescaped);
+}
+
 /** An `ok` that says no: `false`, or the string `"false"` (read fail-safe, a no, not onError). */
 function saysNo(ok: unknown): boolean {
   return ok === false || (typeof ok === "string" && ok.trim().toLowerCase() === "false");
@@ -624,7 +640,7 @@ function saysNo(ok: unknown): boolean {
 function readTextVerdict(text: string, what: string, unreadable: string): Result<Verdict, JudgeFailure> {
   const parsed = parseJson(text);
   if (parsed.ok && isRecord(parsed.value)) return readVerdict(parsed.value, what, text);
-  if (OK_FALSE.test(text)) {
+  if (saysOkFalse(text)) {
     return ok({ ok: false, reason: noReasonIn(text) });
   }
   return parsed.ok
@@ -728,7 +744,7 @@ function readVerdict(value: unknown, what: string, text?: string): Result<Verdic
       ? value.reason
       : "(the model gave no reason)";
   if (saysNo(value.ok) && problem !== undefined) return ok({ ok: false, reason });
-  if (value.ok !== false && text !== undefined && OK_FALSE.test(text)) {
+  if (value.ok !== false && text !== undefined && saysOkFalse(text)) {
     // Without an `ok` of its own, the object holds the no inside (a verdict wrapped in another
     // object, as JSON mode may answer): that no's reason, as with prose around it; else its own
     // (`"OK": false` said in capitals).

@@ -430,6 +430,22 @@ describe("parseJudgeResponse", () => {
   });
 
   it.each([
+    ["its key", '{"\\u006fk":false,"reason":"a secret","ok":true}'],
+    ["its value", '{"ok":"f\\u0061lse","reason":"a secret","ok":true}'],
+    ["its key, in prose", 'Verdict: {"\\u006Fk": false, "reason": "a secret"}'],
+  ])("reads a text answer whose ok false escapes %s as a no, as one written plainly", (_what, content) => {
+    // JSON.parse reads `\u006f` as `o`: the answer says ok false, though not in those characters.
+    expect(parseJudgeResponse("openai", 200, openaiAnswer(content))).toEqual({
+      ok: true,
+      value: { ok: false, reason: expect.stringContaining("a secret") },
+    });
+    // An escaped quote in a reason is no key, in either spelling.
+    expect(
+      parseJudgeResponse("openai", 200, openaiAnswer('{"ok":true,"reason":"not \\u0022ok\\u0022: false"}')),
+    ).toEqual({ ok: true, value: { ok: true, reason: 'not "ok": false' } });
+  });
+
+  it.each([
     [
       "anthropic",
       429,
