@@ -610,21 +610,23 @@ const VERDICT_KEYS: ReadonlySet<string> = new Set(["ok", "reason", "impossible"]
 
 /** `"ok": false` (or `"ok": "false"`) as a key and its value in an answer's text. */
 const OK_FALSE = /"ok"\s*:\s*(?:false\b|"\s*false\s*")/i;
+/** `"impossible": false` as a key and its value in an answer's text. */
+const IMPOSSIBLE_FALSE = /"impossible"\s*:\s*false\b/i;
 
 /**
- * Whether an answer's text says `"ok": false` (OK_FALSE), also when its key or value is spelled
- * with `\uXXXX` escapes (`"\u006fk"`), which JSON.parse reads as the letters: a no so escaped
- * beside an `"ok": true` was an allow. An escaped backslash is passed over whole, and an escaped
- * quote or backslash left as written, so a reason quoting the words is still no key.
+ * Whether an answer's text says `saying` (OK_FALSE, IMPOSSIBLE_FALSE), also when its key or value
+ * is spelled with `\uXXXX` escapes (`"\u006fk"`), which JSON.parse reads as the letters: a no so
+ * escaped beside an `"ok": true` was an allow. An escaped backslash is passed over whole, and an
+ * escaped quote or backslash left as written, so a reason quoting the words is still no key.
  */
-function saysOkFalse(text: string): boolean {
-  if (OK_FALSE.test(text)) return true;
+function says(text: string, saying: RegExp): boolean {
+  if (saying.test(text)) return true;
   if (!text.includes("\\u")) return false;
   const unescaped = text.replace(/\\(\\|u[0-9a-fA-F]{4})/g, (written, code: string) => {
     const c = code === "\\" ? code : String.fromCharCode(Number.parseInt(code.slice(1), 16));
     return c === '"' || c === "\\" ? written : c;
   });
-  return OK_FALSE.test(unescaped);
+  return saying.test(unescaped);
 }
 
 /** An `ok` that says no: `false`, or the string `"false"` (read fail-safe, a no, not onError). */
@@ -640,7 +642,7 @@ function saysNo(ok: unknown): boolean {
 function readTextVerdict(text: string, what: string, unreadable: string): Result<Verdict, JudgeFailure> {
   const parsed = parseJson(text);
   if (parsed.ok && isRecord(parsed.value)) return readVerdict(parsed.value, what, text);
-  if (saysOkFalse(text)) {
+  if (says(text, OK_FALSE)) {
     return ok({ ok: false, reason: noReasonIn(text) });
   }
   return parsed.ok
@@ -744,7 +746,7 @@ function readVerdict(value: unknown, what: string, text?: string): Result<Verdic
       ? value.reason
       : "(the model gave no reason)";
   if (saysNo(value.ok) && problem !== undefined) return ok({ ok: false, reason });
-  if (value.ok !== false && text !== undefined && saysOkFalse(text)) {
+  if (value.ok !== false && text !== undefined && says(text, OK_FALSE)) {
     // Without an `ok` of its own, the object holds the no inside (a verdict wrapped in another
     // object, as JSON mode may answer): that no's reason, as with prose around it; else its own
     // (`"OK": false` said in capitals).
@@ -756,6 +758,10 @@ function readVerdict(value: unknown, what: string, text?: string): Result<Verdic
   }
   if (problem !== undefined || typeof value.ok !== "boolean")
     return fail("JUDGE_OFF_SCHEMA", `${what} ${problem}`);
+  // An `impossible` said twice, false and true (JSON.parse keeps the last), is no impossible: on
+  // Stop it lets the stop happen, which the answer also said not to.
+  if (value.impossible === true && text !== undefined && says(text, IMPOSSIBLE_FALSE))
+    return ok({ ok: value.ok, reason });
   return ok({
     ok: value.ok,
     reason,

@@ -430,6 +430,26 @@ describe("parseJudgeResponse", () => {
   });
 
   it.each([
+    '{"ok":false,"reason":"needs creds","impossible":false,"impossible":true}',
+    '{"ok":false,"reason":"needs creds","impossible":true,"impossible":false}',
+    '{"ok":false,"reason":"needs creds","\\u0069mpossible":false,"impossible":true}',
+  ])("reads a no that says impossible twice, false and true, without impossible: %s", (content) => {
+    // JSON.parse keeps the last: a true there let a Stop happen that the answer also said was
+    // possible to meet, as an ok said twice would have allowed what it also denied.
+    const result = parseJudgeResponse("openai", 200, openaiAnswer(content));
+    expect(result).toMatchObject({ ok: true, value: { ok: false, reason: "needs creds" } });
+    expect(result.ok && result.value.impossible).not.toBe(true);
+    // Said once, it stands; a reason quoting the words is no second key.
+    expect(
+      parseJudgeResponse(
+        "openai",
+        200,
+        openaiAnswer('{"ok":false,"reason":"not \\"impossible\\": false","impossible":true}'),
+      ),
+    ).toEqual({ ok: true, value: { ok: false, reason: 'not "impossible": false', impossible: true } });
+  });
+
+  it.each([
     ["its key", '{"\\u006fk":false,"reason":"a secret","ok":true}'],
     ["its value", '{"ok":"f\\u0061lse","reason":"a secret","ok":true}'],
     ["its key, in prose", 'Verdict: {"\\u006Fk": false, "reason": "a secret"}'],
