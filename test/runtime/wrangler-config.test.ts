@@ -3,12 +3,14 @@
  * checked for what the Worker's deliveries rely on and cannot check themselves: the Worker has
  * no binding that tells it its queue consumer's settings.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { unstable_readConfig } from "wrangler";
+import { unstable_getVarsForDev, unstable_readConfig } from "wrangler";
 import { MAX_RETRY_SCHEDULE_LENGTH } from "../../src/core/policy-schema.js";
 import { ROOT } from "../support/process.js";
+import { tempDir } from "../support/temp.js";
 
 /** What this file reads of the config (wrangler's own types leave these entries untyped). */
 interface Queues {
@@ -72,12 +74,31 @@ describe("README's wrangler dev steps", () => {
 
   it("write a policy a fresh clone holds into .dev.vars, with a line for each variable it reads", () => {
     // Run from the clone: a file it lacks made jq fail and left HOOKGATE_POLICY empty there.
-    const file = /jq -c \. (\S+)\)/.exec(steps)?.[1];
+    const file = /jq -c \. ([^\s)]+)/.exec(steps)?.[1];
     expect(file).toBeDefined();
     expect(existsSync(join(ROOT, file ?? ""))).toBe(true);
     const policy = JSON.parse(readFileSync(join(ROOT, file ?? ""), "utf8"));
     const read = (policy.auth?.tokens ?? []).flatMap((t: { env?: string }) => (t.env ? [t.env] : []));
     const written = [...steps.matchAll(/echo "(\w+)=/g)].map((m) => m[1]);
     expect(written).toEqual(read);
+  });
+
+  // The README's line run as it is (jq is what it needs), read back by wrangler's own reader.
+  const hasJq = spawnSync("jq", ["--version"]).status === 0;
+  it.skipIf(!hasJq)("write a policy with an apostrophe into .dev.vars as wrangler dev reads it", () => {
+    // wrangler ends a quoted .dev.vars value at its first ', which cut a policy's "Don't" there:
+    // the Worker got no JSON and answered every hook CONFIG_INVALID.
+    const line = steps.split("\n")[0] ?? "";
+    const dir = tempDir("dev-vars");
+    mkdirSync(join(dir, "examples"));
+    const policy = {
+      version: 1,
+      rules: [{ id: "no-push", on: "PreToolUse", decide: "deny", reason: `Don't # push, it's "main"` }],
+    };
+    writeFileSync(join(dir, "examples", "policy.json"), JSON.stringify(policy, null, 2));
+    execFileSync("bash", ["-c", line], { cwd: dir });
+    const vars = unstable_getVarsForDev(join(dir, "wrangler.toml"), undefined, {}, undefined, true);
+    const value = (vars.HOOKGATE_POLICY as { value?: string } | undefined)?.value ?? "";
+    expect(JSON.parse(value)).toEqual(policy);
   });
 });
