@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A team's own hook server, the kind a hookgate `forward` rule relays to: it speaks Claude Code's
 // http-hook contract (a hook event in, a decision body or nothing out) and here refuses to let an
-// agent delete a GitHub repository or push to a protected branch through MCP tools.
+// agent delete a GitHub repository or change a branch's protection through MCP tools.
 //   TEAM_HOOK_TOKEN=secret node examples/team-hook-server.mjs   (listens on 127.0.0.1:9797)
 import { createServer } from "node:http";
 
