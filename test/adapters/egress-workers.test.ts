@@ -217,7 +217,7 @@ describe("Workers egress", () => {
       /the DoH endpoint http:\/\/127\.0\.0\.1:\d+\/… answered its (A|AAAA) query with no DNS JSON/,
     );
     expect(await reason("cloudflare-dns.com/dns-query", "hooks.test")).toBe(
-      'hooks.test could not be resolved over DoH (the DoH endpoint "cloudflare-dns.com/dns-query" is not a URL)',
+      'hooks.test could not be resolved over DoH (the DoH endpoint "cloudflare-dns.com/dns-query" is not a URL (set HOOKGATE_DOH_ENDPOINT to one such as https://cloudflare-dns.com/dns-query))',
     );
   });
 

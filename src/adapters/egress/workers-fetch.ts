@@ -97,7 +97,11 @@ export function createDohResolver(options: DohOptions = {}): DohResolver {
   const query = async (name: string, type: "A" | "AAAA", signal?: AbortSignal): Promise<DohAnswer[]> => {
     // The question is added to the endpoint's own query, if it has one (`?ct=application/dns-json`).
     const url = URL.canParse(endpoint) ? new URL(endpoint) : undefined;
-    if (url === undefined) throw new Error(`the DoH endpoint ${JSON.stringify(endpoint)} is not a URL`);
+    // Only the Worker's HOOKGATE_DOH_ENDPOINT sets another endpoint: the failure names it.
+    if (url === undefined)
+      throw new Error(
+        `the DoH endpoint ${JSON.stringify(endpoint)} is not a URL (set HOOKGATE_DOH_ENDPOINT to one such as https://cloudflare-dns.com/dns-query)`,
+      );
     url.searchParams.set("name", name);
     url.searchParams.set("type", type);
     const res = await doFetch(url.href, {
