@@ -362,6 +362,9 @@ function busy(chunks: Uint8Array[], kept: number): BodyResult {
   };
 }
 
+/** One decoder for every body: a whole decode() keeps no state between calls. */
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /**
  * The UTF-8 text of bytes, or undefined where they spell none (no U+FFFD in place of a bad
  * byte): as a hook body is read, whatever reads one. Rethrows anything else (V8's plain Error
@@ -369,7 +372,7 @@ function busy(chunks: Uint8Array[], kept: number): BodyResult {
  */
 export function strictUtf8(bytes: Uint8Array): string | undefined {
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return STRICT_UTF8.decode(bytes);
   } catch (e) {
     if (e instanceof TypeError) return undefined;
     throw e;
