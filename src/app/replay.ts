@@ -444,12 +444,13 @@ function createValueReader(limit: number, hold: number) {
         continue;
       }
       // The line from one of its `{` on (a text prefix such as Lambda's `time\trequestId\tINFO\t`).
-      const values = valuesAfterPrefix(text, opens ? i + 1 : i);
-      if (values) {
+      const after = valuesAfterPrefix(text, opens ? i + 1 : i);
+      if (after) {
         // A line that opens as a JSON object yet parses only from a later `{`: a record cut short
-        // (a write a crash or a full disk ended), the next one appended to it. Counted, not lost.
-        if (c === "{") out.push({ ok: false, line, looksLikeJson: true });
-        for (const value of values) out.push({ ok: true, value, line });
+        // (a write a crash or a full disk ended), the next one appended to it. Counted, not lost;
+        // so is a last value cut short at the line's end.
+        if (c === "{" || after.cutShort) out.push({ ok: false, line, looksLikeJson: true });
+        for (const value of after.values) out.push({ ok: true, value, line });
         return;
       }
       // `[` is left out: text logs start lines with `[INFO]` and the like.
@@ -498,10 +499,12 @@ function createValueReader(limit: number, hold: number) {
  * The JSON values that end a line behind a text prefix (Lambda's `time\trequestId\tINFO\t`, a
  * log line's timestamp): from the first `{` at or after `from` from which the rest of the line
  * is one value or more, apart or not (`{…} {…}{…}`), every one of them; undefined if there is none.
- * A `{` that a scan read inside a value, or open where the value broke, is not scanned again: a
- * line of unclosed `{"a":{"a":…` is read in one pass, not one per `{`.
+ * The last may be cut short at the line's end (a full disk, a log service's size cap): the
+ * values before it are kept, and `cutShort` says so. A `{` that a scan read inside a value, or
+ * open where the value broke, is not scanned again: a line of unclosed `{"a":{"a":…` is read in
+ * one pass, not one per `{`.
  */
-function valuesAfterPrefix(text: string, from: number): unknown[] | undefined {
+function valuesAfterPrefix(text: string, from: number): { values: unknown[]; cutShort: boolean } | undefined {
   /** Each `{` from which the rest of the line is known to be no such values. */
   const ruledOut = new Set<number>();
   for (let start = text.indexOf("{", from); start !== -1; start = text.indexOf("{", start + 1)) {
@@ -510,6 +513,7 @@ function valuesAfterPrefix(text: string, from: number): unknown[] | undefined {
     for (let at = start; ; ) {
       const scan = jsonValueEnd(text, at);
       if ("error" in scan) {
+        if (values.length > 0 && scan.error === text.length) return { values, cutShort: true };
         for (const k of scan.open) ruledOut.add(k);
         break;
       }
@@ -520,7 +524,7 @@ function valuesAfterPrefix(text: string, from: number): unknown[] | undefined {
       for (const k of scan.objects) ruledOut.add(k);
       at = scan.end;
       while (at < text.length && " \t\r".includes(text.charAt(at))) at += 1;
-      if (at === text.length) return values;
+      if (at === text.length) return { values, cutShort: false };
       if (text.charAt(at) !== "{" && text.charAt(at) !== "[") break;
     }
   }

@@ -236,6 +236,28 @@ describe("streamRecords", () => {
     ]);
   });
 
+  it("keeps the whole values of a line behind a text prefix whose last value is cut short, and counts the cut", async () => {
+    // A log shipper's line that a full disk or a 256 KB cap ended inside its last value: the
+    // values before it are whole records. The line was counted as one cut short, and they were lost.
+    const lines = TRAFFIC.trim().split("\n");
+    const cut = (l: string | undefined) => (l ?? "").slice(0, 60);
+    for (const text of [
+      `2026-11-29T23:21:02.526Z ${lines[0]}${cut(lines[1])}`,
+      `2026-11-29T23:21:02.526Z ${lines[0]} ${lines[1]}\t${cut(lines[2])}`,
+      `2026-11-29T23:21:02.526Z ${lines[0]}${(lines[1] ?? "").slice(0, (lines[1] ?? "").indexOf('"decisionId"') + 14)}`,
+    ]) {
+      const read = await streamed(chunked(text, 100));
+      const whole = text.includes(lines[1] ?? "") ? 2 : 1;
+      expect(read.records.map((r) => r.decisionId)).toEqual(
+        lines.slice(0, whole).map((l) => JSON.parse(l).decisionId),
+      );
+      expect(read.unparsed).toEqual({ count: 1, firstLine: 1 });
+      expect(await asRead(chunked(text, 100))).toEqual(readRecords(text));
+    }
+    // Text after a value, not a value cut short, is still no prefix and values.
+    expect(readRecords(`ts ${lines[0]} then some words`).records).toHaveLength(0);
+  });
+
   it("reads a long line of nested brackets that never close as one line skipped, and the records after it", () => {
     const lines = TRAFFIC.trim().split("\n");
     for (const garbage of ['{"a":'.repeat(2_000), "[".repeat(10_000), `x ${"{".repeat(5_000)}!`]) {
