@@ -169,7 +169,10 @@ export async function doctorCommand(
     headers: authorization,
     timeoutMs,
   });
-  print(checkToken(whoami, token?.name, dialect));
+  // The variable is set but holds nothing (`export HOOKGATE_TOKEN=` of an empty file): "not set"
+  // would send its user to look for a variable that is there.
+  const blank = env[dialect.startsWith("deepagents") ? "HOOKGATE_AUTH" : "HOOKGATE_TOKEN"] !== undefined;
+  print(checkToken(whoami, token?.name, dialect, blank));
 
   const sample = await gatewayRequest({
     method: "POST",
@@ -452,7 +455,13 @@ function checkHealth(result: GatewayResult, base: string): Check {
   };
 }
 
-function checkToken(result: GatewayResult, variable: string | undefined, dialect: string): Check {
+/** `blank`: no token was found, though the client's variable is set (to blanks). */
+function checkToken(
+  result: GatewayResult,
+  variable: string | undefined,
+  dialect: string,
+  blank: boolean,
+): Check {
   if (!result.ok) return { ok: false, line: `token: ${result.error}`, fix: result.fix ?? START_HINT };
   const { status, body } = result.response;
   const json = parseObject(body);
@@ -470,14 +479,14 @@ function checkToken(result: GatewayResult, variable: string | undefined, dialect
     if (variable === undefined && dialect.startsWith("deepagents")) {
       return {
         ok: false,
-        line: `token: HOOKGATE_AUTH is not set, and the gateway needs one (${code}); the deepagents adapter sends only HOOKGATE_AUTH`,
+        line: `token: HOOKGATE_AUTH is ${blank ? "empty" : "not set"}, and the gateway needs one (${code}); the deepagents adapter sends only HOOKGATE_AUTH`,
         fix: "export HOOKGATE_AUTH=<your team's token> (the example policy's is hookgate-dev-token), in the shell that starts the agent too",
       };
     }
     if (variable === undefined) {
       return {
         ok: false,
-        line: `token: HOOKGATE_TOKEN is not set, and the gateway needs one (${code}); ${dialect}'s http hooks send only HOOKGATE_TOKEN (HOOKGATE_AUTH is the deepagents adapter's)`,
+        line: `token: HOOKGATE_TOKEN is ${blank ? "empty" : "not set"}, and the gateway needs one (${code}); ${dialect}'s http hooks send only HOOKGATE_TOKEN (HOOKGATE_AUTH is the deepagents adapter's)`,
         fix: "export HOOKGATE_TOKEN=<your team's token> (the example policy's is hookgate-dev-token), in the shell that starts the agent too",
       };
     }

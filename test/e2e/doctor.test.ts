@@ -155,6 +155,17 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     }
   });
 
+  it("says a token variable set to nothing is empty, not unset (an `export HOOKGATE_TOKEN=` of an empty file)", async () => {
+    const [claude, deepagents] = await Promise.all([
+      runCli(["doctor", "--url", `${server.url}/v1/hooks/claude-code`], "", { HOOKGATE_TOKEN: "" }),
+      runCli(["doctor", "--url", `${server.url}/v1/hooks/deepagents`], "", { HOOKGATE_AUTH: " \t" }),
+    ]);
+    expect(claude.code).toBe(1);
+    expect(claude.stdout).toContain("✗ token: HOOKGATE_TOKEN is empty, and the gateway needs one");
+    expect(deepagents.code).toBe(1);
+    expect(deepagents.stdout).toContain("✗ token: HOOKGATE_AUTH is empty, and the gateway needs one");
+  });
+
   it("passes on the gateway's own fix when it refuses the request (a loopback gateway asked by another name)", async () => {
     // What serve bound to loopback answers a request addressed to a name it does not serve.
     const refusing = createServer((_req, res) =>
