@@ -613,6 +613,28 @@ const SPECIAL_MENTION = new RegExp(
 const NUMBERED_MENTION = new RegExp(`@(?=${STRIPPED}(?:[!&]${STRIPPED})?\\d(?:${STRIPPED}\\d){16,19})`, "gu");
 /** A masked link's `](`: the zero-width space goes between them. */
 const MASKED_LINK = new RegExp(`\\](?=${STRIPPED}\\()`, "gu");
+/**
+ * `@everyone`, `@here` or `@channel` ending the text, not already defused: where a cut ends
+ * `@herefoo` (left whole, a letter follows) after its `@here`, which the `…` after it leaves live.
+ */
+const SPECIAL_MENTION_AT_END = new RegExp(
+  `@(?!\u200b)(?=${STRIPPED}(?:${["everyone", "here", "channel"].map(spread).join("|")})${STRIPPED}$)`,
+  "iu",
+);
+
+/**
+ * The head of a cut text, with a mention the cut completed at its end defused, within `max`
+ * characters: where the zero-width space does not fit, the head loses its last character instead,
+ * which leaves a word no mention is.
+ */
+function defuseCutEnd(head: string, max: number): string {
+  let text = head;
+  while (SPECIAL_MENTION_AT_END.test(text)) {
+    if (text.length < max) return text.replace(SPECIAL_MENTION_AT_END, "@\u200b");
+    text = sliceCodePoints(text, text.length - 1);
+  }
+  return text;
+}
 
 /**
  * Slack's three control characters escaped (api.slack.com "Escaping text"), `@channel`,
@@ -621,7 +643,8 @@ const MASKED_LINK = new RegExp(`\\](?=${STRIPPED}\\()`, "gu");
  * role mentions (`<@id>`, `<@!id>`, `<@&id>`) and masked links (`[text](url)`, a zero-width space
  * before the `(`), also with characters Discord strips inside them (`STRIPPED`), so that a Slack
  * message relayed onward to Discord cannot ping or hide a link either. Cut to `max` characters
- * of escaped text with a trailing "…", never inside an entity or a surrogate pair.
+ * of escaped text with a trailing "…", never inside an entity or a surrogate pair, nor so that
+ * a mention a letter kept whole ends the text (`defuseCutEnd`).
  */
 function escapeCut(raw: string, max: number): string {
   const defused = escapeBidiControls(raw)
@@ -636,7 +659,7 @@ function escapeCut(raw: string, max: number): string {
     if (out.length + piece.length + 1 > max) break;
     out += piece;
   }
-  return `${out}…`;
+  return `${defuseCutEnd(out, max - 1)}…`;
 }
 
 function escapeSlack(text: string): string {
@@ -649,7 +672,7 @@ function cutSection(text: string, max: number = SLACK_LIMITS.sectionText): strin
   let head = sliceCodePoints(text, max - 1);
   const entity = head.lastIndexOf("&");
   if (entity >= 0 && !head.slice(entity).includes(";")) head = head.slice(0, entity);
-  return `${head}…`;
+  return `${defuseCutEnd(head, max - 1)}…`;
 }
 
 function cutPlainWithEllipsis(raw: string, max: number): string {

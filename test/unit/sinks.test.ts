@@ -1158,6 +1158,36 @@ describe("renderSlackMessage", () => {
     }
   });
 
+  it.each(["@everyone", "@here", "@channel"])(
+    "leaves no live %s where a cut ends a word that a letter kept from being one",
+    (mention) => {
+      // `@herefoo` is left whole; cut right after its `@here`, it would read `@here…` and ping.
+      const at = (pad: number) => `${"a".repeat(pad)}${mention}x and more`;
+      const cuts = [
+        // Each text cut on its own: the message at 1 000 and the reason at 400 in the blocks, both at 300 in `text`.
+        ...[300, 400, 1000].flatMap((end) => [-1, -2, -3].map((back) => end + back - mention.length)),
+      ].map((pad) =>
+        notification({
+          eventName: "Notification",
+          reason: at(pad),
+          event: { ...notification().event, hook_event_name: "Notification", message: at(pad) },
+        }),
+      );
+      // The section cut at 3 000 as a whole, inside the reason at its end.
+      const lines = { message: "m\n".repeat(366), tool_input: { command: "c".repeat(2000) } };
+      for (let pad = 0; pad < 400; pad++)
+        cuts.push(notification({ reason: at(pad), event: { ...notification().event, ...lines } }));
+      let sectionCut = false;
+      for (const n of cuts) {
+        const { text, blocks } = renderSlackMessage(n);
+        sectionCut ||= sectionTexts(blocks as Block[])[0]?.length === SLACK_LIMITS.sectionText;
+        for (const piece of [...allTexts(blocks as Block[]).slice(1), text])
+          expect(piece).not.toMatch(/@(?:everyone|here|channel)(?![a-z])/i);
+      }
+      expect(sectionCut).toBe(true);
+    },
+  );
+
   it("renders a multi-line command as a code block", () => {
     const event = { ...notification().event, tool_input: { command: "set -e\nmake test" } };
     expect(sectionTexts(blocksOf(notification({ event })))[0]).toContain("```set -e\nmake test```");
