@@ -99,6 +99,12 @@ function httpHandler(options: LambdaOptions, direct: boolean): HttpHandler {
       // Thrown, the invocation fails where it can be seen, and a batch goes back to its queue.
       refuseEvent(runtime.logger, event, NOT_HTTP);
     }
+    if (isLatticeV1Event(event)) {
+      // hono's adapter reads VPC Lattice's event structure V2 alone: V1's was read as a GET of
+      // "undefined" with a body, refused, and every hook answered 404 "no route POST /", which
+      // Lambda counts as a success and Claude Code lets through.
+      refuseEvent(runtime.logger, event, LATTICE_V1);
+    }
     const invocation: Invocation = {
       pending: new Map(),
       answerBy: Number.POSITIVE_INFINITY,
@@ -158,6 +164,14 @@ interface Invocation {
 
 const NOT_HTTP =
   "the HTTP function was invoked with an event that is no HTTP request (no requestContext.http.method, httpMethod or method): invoke lambda-http.handler through an API Gateway HTTP or REST API, a Function URL or an ALB target group; an SQS queue's batches go to lambda-sqs.handler";
+
+const LATTICE_V1 =
+  "the HTTP function was invoked by a VPC Lattice target group whose Lambda event structure version is V1 (raw_path, is_base64_encoded), which it cannot read: give the function a target group with event structure version V2, or put an API Gateway HTTP API, a Function URL or an ALB target group in front of it";
+
+/** VPC Lattice's event structure V1: `method` and `raw_path` at the top, no `requestContext`. */
+function isLatticeV1Event(event: object): boolean {
+  return "raw_path" in event && !("requestContext" in event);
+}
 
 /** Whether the event is a request of one of the sources hono's adapter reads: it has a method. */
 function isHttpEvent(event: unknown): boolean {

@@ -582,6 +582,27 @@ describe("events hono's adapter cannot make a request of", () => {
     }
   });
 
+  it("fails an invocation from a VPC Lattice target group of event structure V1, naming the version to set, instead of answering every hook 404", async () => {
+    const { lines, handler } = handlerWithLog();
+    // The VPC Lattice user guide's V1 event ("Receive events from the VPC Lattice service").
+    const latticeV1 = {
+      raw_path: "/v1/hooks/claude-code",
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: "Bearer harness-secret-123",
+        host: "hookgate-0123456789abcdef.7d67968.vpc-lattice-svcs.us-east-1.on.aws",
+      },
+      query_string_parameters: {},
+      body: Buffer.from(CLAUDE_BODY).toString("base64"),
+      is_base64_encoded: true,
+    } as unknown as LambdaEvent;
+    await expect(handler(latticeV1, context())).rejects.toThrow(/event structure version is V1.*V2/);
+    expect(lines.filter((l) => l.level === "error").map((l) => l.eventKeys)).toEqual([
+      ["raw_path", "method", "headers", "query_string_parameters", "body", "is_base64_encoded"],
+    ]);
+  });
+
   it("answers a GET with a body as the Node server does: 405 on a hook route, /healthz as usual", async () => {
     const { handler } = handlerWithLog();
     const get = (event: V2Event) =>
