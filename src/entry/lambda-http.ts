@@ -261,15 +261,20 @@ const depsOfEnv = (env: unknown) => (env as { readonly lambdaContext?: RequestDe
 type EventFields = {
   readonly body?: string | null | undefined;
   readonly isBase64Encoded?: boolean | undefined;
-  readonly headers?: Readonly<Record<string, string | undefined>> | null;
+  /** VPC Lattice's event structure V2 gives each header as a list of its values. */
+  readonly headers?: Readonly<Record<string, HeaderValue | undefined>> | null;
   readonly multiValueHeaders?: Readonly<Record<string, readonly string[] | undefined>> | null;
   /** Payload 2.0's Cookie header, split (the adapter joins them into one again). */
   readonly cookies?: readonly string[] | null;
   readonly httpMethod?: string;
+  /** VPC Lattice's event structure V2 has its method here. */
+  readonly method?: string;
   readonly rawPath?: string;
   readonly path?: string;
   readonly requestContext?: { readonly http?: { readonly method?: string } };
 };
+
+type HeaderValue = string | readonly string[];
 
 const NON_ASCII = /[\u0080-\uffff]/;
 /**
@@ -314,15 +319,26 @@ function readable(event: LambdaEvent): LambdaEvent {
   const fields = event as EventFields;
   const mended: { -readonly [K in keyof EventFields]: EventFields[K] } = { ...fields };
   let changed = false;
-  const method = (fields.requestContext?.http?.method ?? fields.httpMethod ?? "").toUpperCase();
+  const method = (
+    fields.requestContext?.http?.method ??
+    fields.httpMethod ??
+    fields.method ??
+    ""
+  ).toUpperCase();
   if ((method === "GET" || method === "HEAD") && fields.body) {
     mended.body = undefined;
     mended.isBase64Encoded = false;
     changed = true;
   }
-  if (fields.headers && Object.values(fields.headers).some((v) => v !== undefined && NON_ASCII.test(v))) {
+  if (
+    fields.headers &&
+    Object.values(fields.headers).some((v) => valuesOf(v).some((s) => NON_ASCII.test(s)))
+  ) {
     mended.headers = Object.fromEntries(
-      Object.entries(fields.headers).map(([k, v]) => [k, v === undefined ? v : asciiValue(v)]),
+      Object.entries(fields.headers).map(([k, v]) => [
+        k,
+        Array.isArray(v) ? v.map(asciiValue) : v === undefined ? v : asciiValue(v as string),
+      ]),
     );
     changed = true;
   }
@@ -393,7 +409,7 @@ function readable(event: LambdaEvent): LambdaEvent {
  */
 function asRefused(event: LambdaEvent, header: string | undefined): LambdaEvent {
   const fields = event as EventFields;
-  const method = fields.requestContext?.http?.method ?? fields.httpMethod ?? "POST";
+  const method = fields.requestContext?.http?.method ?? fields.httpMethod ?? fields.method ?? "POST";
   const path = fields.rawPath ?? fields.path;
   // The body as `readable` left it: none on a GET, base64 only where it is.
   const again = {
@@ -419,7 +435,9 @@ function asRefused(event: LambdaEvent, header: string | undefined): LambdaEvent 
 function unfitHeader(event: LambdaEvent): string | undefined {
   const fields = event as EventFields;
   const headers = [
-    ...Object.entries(fields.headers ?? {}),
+    ...Object.entries(fields.headers ?? {}).flatMap(([name, value]) =>
+      valuesOf(value).map((one) => [name, one] as const),
+    ),
     ...Object.entries(fields.multiValueHeaders ?? {}).flatMap(([name, values]) =>
       (values ?? []).map((value) => [name, value] as const),
     ),
@@ -438,6 +456,10 @@ function unfitHeader(event: LambdaEvent): string | undefined {
   }
   return undefined;
 }
+
+/** A header's values, one or (VPC Lattice's) a list. */
+const valuesOf = (value: HeaderValue | undefined): readonly string[] =>
+  Array.isArray(value) ? value : value === undefined ? [] : [value as string];
 
 /** A header value with each non-ASCII character percent-encoded (a lone surrogate as U+FFFD). */
 function asciiValue(value: string): string {

@@ -639,6 +639,63 @@ describe("events hono's adapter cannot make a request of", () => {
     }
   });
 
+  it("reads a VPC Lattice event's (structure V2) header lists as the other events' headers: a non-ASCII one, a GET's body", async () => {
+    const { lines, handler } = handlerWithLog();
+    // The VPC Lattice user guide's V2 event: `method` and `path` at the top, each header a list.
+    const lattice = (method: string, path: string, headers: Record<string, string[]>, body?: string) =>
+      ({
+        version: "2.0",
+        path,
+        method,
+        headers: {
+          host: ["hookgate-0123456789abcdef.7d67968.vpc-lattice-svcs.us-east-1.on.aws"],
+          ...headers,
+        },
+        queryStringParameters: {},
+        ...(body !== undefined && { body }),
+        isBase64Encoded: false,
+        requestContext: {
+          serviceNetworkArn: "arn:aws:vpc-lattice:us-east-1:123456789012:servicenetwork/sn-1",
+          serviceArn: "arn:aws:vpc-lattice:us-east-1:123456789012:service/svc-1",
+          targetGroupArn: "arn:aws:vpc-lattice:us-east-1:123456789012:targetgroup/tg-1",
+          identity: {},
+          region: "us-east-1",
+          timeEpoch: "1795993915000000",
+        },
+      }) as unknown as LambdaEvent;
+    const json = { "content-type": ["application/json"] };
+    const known = await handler(
+      lattice(
+        "POST",
+        "/v1/hooks/claude-code",
+        {
+          ...json,
+          authorization: ["Bearer harness-secret-123"],
+          "user-agent": ["h\u00e9-agent/1.0"],
+        },
+        CLAUDE_BODY,
+      ),
+      context(),
+    );
+    expect([
+      known.statusCode,
+      errorOf(known),
+      JSON.parse(known.body).hookSpecificOutput?.permissionDecision,
+    ]).toEqual([200, undefined, "deny"]);
+    const unknown = await handler(
+      lattice("POST", "/v1/hooks/claude-code", { ...json, authorization: ["Bearer t\u00e9k"] }, CLAUDE_BODY),
+      context(),
+    );
+    expect([unknown.statusCode, errorOf(unknown)]).toEqual([200, "AUTH_UNKNOWN_TOKEN"]);
+    expect(lines.filter((l) => l.msg === "decision").map((l) => l.error)).toEqual([
+      undefined,
+      "AUTH_UNKNOWN_TOKEN",
+    ]);
+    // A GET with a body is answered without it, as Node answers it.
+    const health = await handler(lattice("GET", "/healthz", {}, "{}"), context());
+    expect([health.statusCode, JSON.parse(health.body).status]).toEqual([200, "ok"]);
+  });
+
   it("answers a hook whose header a web Request refuses with a decision naming the header, never its value", async () => {
     const { lines, handler } = handlerWithLog();
     const errors = vi.spyOn(console, "error").mockImplementation(() => {});
