@@ -695,6 +695,15 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
     // distribution's (as its Linux path too).
     const shared = windows ? sharedPath(text) : undefined;
     const patterns = shared === undefined ? [pattern] : [pattern, posixPath(shared, drive)];
+    // A folder spelt as an 8.3 short name (`C:\PROGRA~1\**`) is opened as the long name it stands
+    // for, which the pattern does not tell: unknown, as a path field's (read), unless it is the
+    // home's own (longHomePath), read as the home.
+    if (windows && pattern.split("/").some(isShortName)) {
+      const drivePath = /^\/[a-z]\//.test(pattern) && !/^\/[A-Za-z]\//.test(text);
+      const long = drivePath ? longHomePath(pattern, home) : undefined;
+      if (long === undefined) paths.push(undefined);
+      else patterns.push(long);
+    }
     const wsl = windows ? WSL_SHARE.exec(pattern) : null;
     if (wsl !== null) patterns.push(pattern.slice(wsl[0].length) || "/");
     if (

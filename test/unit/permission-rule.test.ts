@@ -1704,6 +1704,12 @@ describe("a Windows 8.3 short name", () => {
     ["Read(~/.ssh/**)", windows("Grep", { pattern: ".", path: "C:/Users/dev/SSH~1" })],
     ["Edit(**/*.md)", windows("Write", { file_path: "C:\\Users\\dev\\proj\\CLAUDE~1.MD" })],
     ["Edit(src/**)", windows("Edit", { file_path: "C:\\Users\\dev\\proj\\src\\SETTIN~2.JSO" })],
+    // A Glob pattern's folder: the tool opens it as its long name (they once matched no rule).
+    ["Read(~/.ssh/**)", windows("Glob", { pattern: "C:\\Users\\dev\\SSH~1\\*" })],
+    ["Read(~/.ssh/**)", windows("Glob", { pattern: "C:/Users/dev/SSH~1/id_*" })],
+    ["Read(~/.ssh/**)", windows("Glob", { pattern: "SSH~1/*", path: "C:\\Users\\dev" })],
+    ["Read(//c/Program Files/**)", windows("Glob", { pattern: "C:\\PROGRA~1\\**" })],
+    ["Read(//c/Program Files/**)", windows("Glob", { pattern: "\\\\localhost\\C$\\PROGRA~1\\*" })],
   ])("%s matches %j for deny-style rules only", (text, call) => {
     expect(both(text, call)).toEqual({ any: true, all: false });
   });
@@ -1762,6 +1768,7 @@ describe("a Windows 8.3 short name", () => {
       ["Read(.env)", home("Read", { file_path: "out.txt" }, temp)],
       ["Read(.env)", home("Glob", { pattern: "*.txt" }, temp)],
       ["Read(.env)", home("Grep", { pattern: ".", glob: "*.txt" }, temp)],
+      ["Read(.env)", home("Glob", { pattern: `${temp}\\*.txt` })],
     ])("%s matches no %j", (text, call) => {
       expect(both(text, call)).toEqual({ any: false, all: false });
     });
@@ -1779,6 +1786,7 @@ describe("a Windows 8.3 short name", () => {
       ],
       ["Read(~/.ssh/**)", home("Glob", { pattern: "*" }, "C:\\Users\\DEVELO~1\\.ssh")],
       ["Read(~/.ssh/**)", home("Grep", { pattern: ".", glob: "id_*" }, "C:\\Users\\DEVELO~1\\.ssh")],
+      ["Read(~/.ssh/**)", home("Glob", { pattern: "C:\\Users\\DEVELO~1\\.ssh\\*" })],
       // An allow rule approves none of it.
       ["Read(~/AppData/**)", home("Read", { file_path: `${temp}\\out.txt` })],
       ["Read(./**)", home("Read", { file_path: "a.ts" }, "C:\\Users\\DEVELO~1\\proj")],
@@ -1798,6 +1806,8 @@ describe("a Windows 8.3 short name", () => {
       ["Read(.env)", home("Read", { file_path: "DEVELO~1\\x.txt" }, "C:\\Users")],
       ["Read(.env)", home("Read", { file_path: "x.txt" }, "C:\\Users\\DEVELO~1\\ENV~1")],
       ["Read(.env)", home("Glob", { pattern: "*.txt" }, "C:\\Users\\DEVELO~1\\SSH~1")],
+      ["Read(.env)", home("Glob", { pattern: "C:\\Users\\DEVELO~1\\SSH~1\\*" })],
+      ["Read(.env)", home("Glob", { pattern: "/c/Users/DEVELO~1/AppData/*.txt" })],
       // A home named `dev` has no short name: `DEV~1` is another folder.
       ["Read(.env)", windows("Read", { file_path: "C:\\Users\\DEV~1\\AppData\\x.txt" })],
       // `john.smith`'s short name keeps an extension (`JOHN~1.SMI`): `JOHNSM~1` is another folder.
