@@ -898,8 +898,11 @@ const WSL_SHARE = /^\/\/wsl\$\/[^/]+(?=\/|$)/i;
 function posixPath(path: string, drive: string | undefined): string {
   if (drive === undefined) return path;
   let rest = path
-    // `\\?\UNC\host\share\x` is `\\host\share\x`; `\\?\C:\x` and `\\.\C:\x` are `C:\x`.
-    .replace(/^[\\/]{2}[?.][\\/](?:UNC(?=[\\/]))?/i, (prefix) => (prefix.length > 4 ? "\\" : ""))
+    // `\\?\UNC\host\share\x` is `\\host\share\x`; `\\?\C:\x` and `\\.\C:\x` are `C:\x`, and so is
+    // the NT path `\??\C:\x`, which Win32 passes to the kernel as it is.
+    .replace(/^(?:[\\/]{2}[?.]|[\\/]\?\?)[\\/](?:UNC(?=[\\/]))?/i, (prefix) =>
+      prefix.length > 4 ? "\\" : "",
+    )
     // A share's root with no separator after it is the drive's root, not its current directory.
     .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:\\")
     // Git Bash's `/c/x`, which Claude Code on Windows reads as `C:\x`.
@@ -944,9 +947,10 @@ const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=
 
 /**
  * A Windows path in the device namespace that names no drive or share (`\\?\Volume{…}\x`,
- * `\\?\GLOBALROOT\Device\…`, `\\.\PhysicalDrive0`): which file it is cannot be read from it.
+ * `\\?\GLOBALROOT\Device\…`, `\\.\PhysicalDrive0`, `\??\Volume{…}\x`): which file it is cannot
+ * be read from it.
  */
-const DEVICE_PATH = /^[\\/]{2}[?.][\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
+const DEVICE_PATH = /^(?:[\\/]{2}[?.]|[\\/]\?\?)[\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
 
 /**
  * Whether a Windows client's path names no file that can be read from it: a device path, or a
@@ -1006,10 +1010,11 @@ function longHomePath(path: string, home: string | undefined): string | undefine
 }
 
 /**
- * A Windows admin share's prefix, `\\host\C$` or `\\?\UNC\host\C$`: group 1 is its drive, or
- * `ADMIN` for `ADMIN$`, the Windows directory.
+ * A Windows admin share's prefix, `\\host\C$`, `\\?\UNC\host\C$` or `\??\UNC\host\C$`: group 1 is
+ * its drive, or `ADMIN` for `ADMIN$`, the Windows directory.
  */
-const ADMIN_SHARE = /^[\\/]{2}(?:[?.][\\/]UNC[\\/])?[^\\/]+[\\/]([A-Za-z]|ADMIN)\$(?=[\\/]|$)/i;
+const ADMIN_SHARE =
+  /^(?:[\\/]{2}(?:[?.][\\/]UNC[\\/])?|[\\/]\?\?[\\/]UNC[\\/])[^\\/]+[\\/]([A-Za-z]|ADMIN)\$(?=[\\/]|$)/i;
 
 /** What an admin share's path names on its host, as a drive path (`C:\x`); undefined for any other. */
 function sharedPath(text: string): string | undefined {

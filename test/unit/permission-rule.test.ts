@@ -590,6 +590,13 @@ describe("path rules", () => {
     ],
     ["Read(~/.ssh/**)", at("Read", { file_path: "//?/unc/127.0.0.1/c$/Users/dev/.ssh/id_rsa" }, windows)],
     ["Read(~/.ssh/**)", at("Read", { file_path: "\\\\.\\C:\\Users\\dev\\.ssh\\id_rsa" }, windows)],
+    // The NT path, which Win32 passes to the kernel as it is (once read as a folder `??` on C:).
+    ["Read(~/.ssh/**)", at("Read", { file_path: "\\??\\C:\\Users\\dev\\.ssh\\id_rsa" }, windows)],
+    ["Read(~/.ssh/**)", at("Grep", { pattern: "x", path: "\\??\\c:\\Users\\dev\\.ssh" }, windows)],
+    [
+      "Read(~/.ssh/**)",
+      at("Read", { file_path: "\\??\\UNC\\localhost\\C$\\Users\\dev\\.ssh\\id_rsa" }, windows),
+    ],
     // An anchor with `/**` covers the anchor directory too.
     ["Read(~/**)", at("LS", { path: "/home/dev" })],
     ["Read(//**)", at("Grep", { pattern: "x", path: "/" })],
@@ -857,6 +864,7 @@ describe("a command's name in another case", () => {
     for (const file_path of [
       "\\\\?\\Volume{0b3f1c2a-1111-2222-3333-444455556666}\\Users\\dev\\.ssh\\id_rsa",
       "//./GLOBALROOT/Device/HarddiskVolume3/x",
+      "\\??\\Volume{0b3f1c2a-1111-2222-3333-444455556666}\\Users\\dev\\.ssh\\id_rsa",
     ]) {
       const call = { toolName: "Read", toolInput: { file_path }, ...windows };
       expect(both("Read(~/.ssh/**)", call), file_path).toEqual({ any: true, all: false });
@@ -1013,6 +1021,7 @@ describe("a command's name in another case", () => {
       "\\\\DESKTOP-7\\C$\\Users\\dev\\.ssh\\id_rsa",
       "\\\\[::1]\\c$\\Users\\dev\\.ssh\\id_rsa",
       "\\\\?\\UNC\\fileserver\\C$\\Users\\dev\\.ssh\\id_rsa",
+      "\\??\\UNC\\fileserver\\C$\\Users\\dev\\.ssh\\id_rsa",
       "//desktop-7/c$/Users/dev/.ssh/id_rsa",
     ])
       expect(both("Read(~/.ssh/**)", read(path)), path).toEqual({ any: true, all: false });
