@@ -945,6 +945,47 @@ function trimDots(segment: string): string {
 /** A macOS firmlink's other side (`/System/Volumes/Data/Users`, `/private/var`): the same files. */
 const FIRMLINK = /^\/(?:System\/Volumes\/Data|private(?=\/(?:var|etc|tmp)\b))(?=\/|$)/i;
 
+/** A Windows profile folder, as posixPath writes it (`/c/Users/dev`). */
+const PROFILE = String.raw`^(\/[a-z]\/users\/[^/]+)`;
+/** The Windows folder of a profile's shell folders. */
+const SHELL = "AppData/Roaming/Microsoft/Windows";
+
+/**
+ * The junctions Windows keeps for programs written before Vista, each with where it leads
+ * (`C:\Documents and Settings` is `C:\Users`, a profile's `Application Data` its
+ * `AppData\Roaming`): a listing of one is refused, a path through one opens the file it leads to.
+ */
+const LEGACY_JUNCTIONS: readonly (readonly [RegExp, string])[] = [
+  [/^(\/[a-z])\/documents and settings(?=\/|$)/i, "$1/Users"],
+  [/^(\/[a-z])\/users\/all users(?=\/|$)/i, "$1/ProgramData"],
+  [/^(\/[a-z]\/users)\/default user(?=\/|$)/i, "$1/Default"],
+  [/^(\/[a-z]\/programdata)\/application data(?=\/|$)/i, "$1"],
+  [/^(\/[a-z])\/programdata\/(desktop|documents)(?=\/|$)/i, "$1/Users/Public/$2"],
+  [/^(\/[a-z]\/programdata)\/(start menu|templates)(?=\/|$)/i, "$1/Microsoft/Windows/$2"],
+  [new RegExp(`${PROFILE}\\/application data(?=\\/|$)`, "i"), "$1/AppData/Roaming"],
+  [new RegExp(`${PROFILE}\\/local settings(?=\\/|$)`, "i"), "$1/AppData/Local"],
+  [new RegExp(`${PROFILE}\\/my documents(?=\\/|$)`, "i"), "$1/Documents"],
+  [new RegExp(`${PROFILE}\\/(recent|sendto|start menu|templates)(?=\\/|$)`, "i"), `$1/${SHELL}/$2`],
+  [new RegExp(`${PROFILE}\\/nethood(?=\\/|$)`, "i"), `$1/${SHELL}/Network Shortcuts`],
+  [new RegExp(`${PROFILE}\\/printhood(?=\\/|$)`, "i"), `$1/${SHELL}/Printer Shortcuts`],
+  [new RegExp(`${PROFILE}\\/appdata\\/local\\/application data(?=\\/|$)`, "i"), "$1/AppData/Local"],
+  [new RegExp(`${PROFILE}\\/documents\\/my (music|pictures|videos)(?=\\/|$)`, "i"), "$1/$2"],
+];
+
+/**
+ * A Windows client's opened path (`/c/…`) through the legacy junctions it passes, to where they
+ * lead; one junction may lead through another (`Local Settings\Application Data`).
+ */
+function throughJunctions(path: string): string {
+  let through = path;
+  for (let hops = 0; hops < LEGACY_JUNCTIONS.length; hops += 1) {
+    const junction = LEGACY_JUNCTIONS.find(([name]) => name.test(through));
+    if (junction === undefined) break;
+    through = through.replace(junction[0], junction[1]);
+  }
+  return through;
+}
+
 /**
  * A Windows path in the device namespace that names no drive or share (`\\?\Volume{…}\x`,
  * `\\?\GLOBALROOT\Device\…`, `\\.\PhysicalDrive0`, `\??\Volume{…}\x`): which file it is cannot
@@ -1149,6 +1190,9 @@ function openPath(path: string, floor: number, links: Links): string | undefined
   let opened = `/${out.join("/")}`;
   // In any case, as APFS reads names, and through each (`/System/Volumes/Data/private/etc`).
   while (links && FIRMLINK.test(opened)) opened = opened.replace(FIRMLINK, "") || "/";
+  // On a Windows client, for deny-style rules: a legacy junction is where it leads. An allow rule
+  // reads it as written, since the junctions are on the Windows drive alone.
+  if (links && links.deny && floor === 1) opened = throughJunctions(opened);
   return opened;
 }
 

@@ -1076,6 +1076,64 @@ describe("a command's name in another case", () => {
     });
   });
 
+  it("reads a Windows legacy junction as where it leads, for deny-style rules", () => {
+    // Windows keeps these for programs written before Vista: a path through one opens the file it
+    // leads to (only a listing of the junction is refused). They reached ~/.ssh past Read(~/.ssh/**).
+    const windows = {
+      cwd: "C:\\Users\\dev\\proj",
+      transcriptPath: "C:\\Users\\dev\\.claude\\projects\\C--Users-dev-proj\\s.jsonl",
+    };
+    const call = (toolName: string, toolInput: Record<string, unknown>, at: object = windows) => ({
+      toolName,
+      toolInput,
+      ...at,
+    });
+    const startup = "AppData/Roaming/Microsoft/Windows/Start Menu/Programs/Startup";
+    for (const [rule, tool, input] of [
+      ["Read(~/.ssh/**)", "Read", { file_path: "C:\\Documents and Settings\\dev\\.ssh\\id_rsa" }],
+      ["Read(~/.ssh/**)", "Read", { file_path: "c:/DOCUMENTS AND SETTINGS/dev/.ssh/id_rsa" }],
+      ["Read(~/.ssh/**)", "Glob", { pattern: "C:\\Documents and Settings\\dev\\.ssh\\*" }],
+      ["Read(~/.ssh/**)", "Read", { file_path: "..\\..\\..\\Documents and Settings\\dev\\.ssh\\id_rsa" }],
+      ["Read(~/AppData/Roaming/**)", "Read", { file_path: "C:\\Users\\dev\\Application Data\\x" }],
+      [
+        "Read(~/AppData/Local/**)",
+        "Read",
+        { file_path: "C:\\Users\\dev\\Local Settings\\Application Data\\x" },
+      ],
+      [
+        `Edit(~/${startup}/**)`,
+        "Write",
+        { file_path: "C:\\Users\\dev\\Start Menu\\Programs\\Startup\\x.bat" },
+      ],
+      [
+        `Edit(~/${startup}/**)`,
+        "Write",
+        { file_path: "C:\\Documents and Settings\\dev\\Start Menu\\Programs\\Startup\\x.bat" },
+      ],
+      ["Edit(//c/ProgramData/**)", "Write", { file_path: "C:\\Users\\All Users\\x" }],
+      ["Read(~/Documents/**)", "Read", { file_path: "C:\\Users\\dev\\My Documents\\x" }],
+    ] as const)
+      expect(both(rule, call(tool, input)), JSON.stringify(input)).toEqual({ any: true, all: false });
+    // From a cwd through one: `id_rsa` there is in ~/.ssh.
+    const throughCwd = call(
+      "Read",
+      { file_path: "id_rsa" },
+      { ...windows, cwd: "C:\\Documents and Settings\\dev\\.ssh" },
+    );
+    expect(both("Read(~/.ssh/**)", throughCwd).any).toBe(true);
+    // Read as where it leads, not as unknown; a POSIX client's such folder is a folder like any other.
+    expect(
+      both("Read(~/.ssh/**)", call("Read", { file_path: "C:\\Documents and Settings\\dev\\x" })).any,
+    ).toBe(false);
+    expect(
+      both("Read(~/.ssh/**)", call("Read", { file_path: "C:\\Users\\dev\\proj\\Recent\\.ssh" })).any,
+    ).toBe(false);
+    const posix = { cwd: "/p", transcriptPath: "/home/dev/.claude/projects/p/s.jsonl" };
+    expect(
+      both("Read(//home/**)", call("Read", { file_path: "/c/Documents and Settings/x" }, posix)).any,
+    ).toBe(false);
+  });
+
   // Before, 500 KB of `root/` took 5 minutes. How the time grows with a path's
   // length is measured in bench/worst-case.js (no timing here); these check the answers.
   it("reads paths hundreds of KB long: past 4,096 characters a path names no file (past 32,767 on Windows)", () => {
