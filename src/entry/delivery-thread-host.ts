@@ -54,6 +54,8 @@ export type ToDeliveryThread =
 /** Delivery thread → answering thread. */
 export type FromDeliveryThread =
   | { readonly kind: "ready" }
+  /** Posted before a queue call that may wait on another process's lock: alive, between gauges. */
+  | { readonly kind: "beat" }
   | { readonly kind: "gauges"; readonly values: Readonly<Record<string, number>> }
   | { readonly kind: "failed"; readonly error: string; readonly fix?: string | undefined }
   /** Sent as it changes: what keeps the queue file from being used, or undefined once it works. */

@@ -56,6 +56,20 @@ if (!parentPort) throw new Error("delivery-thread.ts runs as a worker thread of 
 const port = parentPort;
 const data = workerData as DeliveryThreadData;
 const post = (message: FromDeliveryThread) => port.postMessage(message);
+/**
+ * A heartbeat before each queue call, at most five a heartbeatMs: calls made one after another
+ * in one turn (a batch of deliveries settled), each waiting out the busy timeout while another
+ * process holds the queue file locked (a `sqlite3` shell's open transaction), left the gauges'
+ * timer no turn; silent past six heartbeats, the thread was ended as hung inside a SQLite call,
+ * which aborts the whole process (better-sqlite3 cannot be terminated mid-call).
+ */
+let beatAt = Number.NEGATIVE_INFINITY;
+const beat = () => {
+  const now = performance.now();
+  if (now - beatAt < data.heartbeatMs / 5) return;
+  beatAt = now;
+  post({ kind: "beat" });
+};
 
 let lines = "";
 let counts: [string, Record<string, string>][] = [];
@@ -172,6 +186,10 @@ async function start(): Promise<void> {
     (path) => {
       const opened = createSqliteQueue<DeliveryJob>({
         path,
+        // No one call waits longer than a heartbeat (5 s in serve), so that with the beat before
+        // each one a thread waiting on a lock is never silent for six.
+        busyTimeoutMs: data.heartbeatMs,
+        beforeCall: beat,
         // A job the queue dead-letters itself (a body that is not JSON) is told as the consumer's are.
         onDeadLettered: (letter) =>
           reportDeadLetter(

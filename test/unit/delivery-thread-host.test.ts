@@ -8,6 +8,7 @@ import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
 import { describe, expect, it, vi } from "vitest";
 import { createPrometheusRegistry } from "../../src/adapters/metrics/prometheus.js";
 import { openJournalWriter } from "../../src/adapters/queue/journal.js";
@@ -104,14 +105,14 @@ async function holdingSink(onHeld: () => void = () => {}) {
   return { sink, settings, held: () => held };
 }
 
-/** Journals notify event `n`'s job for the audit sink, as the answering thread does, and wakes the thread. */
+/** Journals notify event `n`'s job for a sink (audit), as the answering thread does, and wakes the thread. */
 function notifier(dataDir: string, thread: { wake(): void }) {
   const journal = openJournalWriter(join(dataDir, JOURNAL_DIR));
   whenDone(() => journal.close());
-  return (n: number) => {
+  return (n: number, sink = "audit") => {
     const job: DeliveryJob = {
-      id: `evt_${n}.audit`,
-      sink: "audit",
+      id: `evt_${n}.${sink}`,
+      sink,
       notification: {
         id: `evt_${n}`,
         createdAt: Date.now(),
@@ -123,7 +124,7 @@ function notifier(dataDir: string, thread: { wake(): void }) {
         event: { message: `event ${n}` },
       },
     };
-    journal.append([{ id: job.id, body: job, group: "audit" }]);
+    journal.append([{ id: job.id, body: job, group: sink }]);
     thread.wake();
   };
 }
@@ -431,6 +432,65 @@ describe("startDeliveryThread", () => {
     expect(metrics.render()).toContain("hookgate_delivery_thread_up 1\n");
     await thread.stop();
     expect(new Set(logs.map((l) => l.msg))).toEqual(new Set([hungLine]));
+  }, 60_000);
+
+  it("keeps a real thread whose queue file another process holds locked, says it fails, and delivers once it is free (built dist/)", async () => {
+    // A `sqlite3` shell's open transaction on queue.sqlite: each of the thread's writes waits out
+    // the busy timeout. A batch of deliveries settled one after another left no turn for the
+    // gauges' timer, the thread went silent past six heartbeats, was ended as hung inside a SQLite
+    // call (which can abort the whole process), and /healthz went failing, restarting, failing.
+    const dataDir = tempDir("thread");
+    const held: ServerResponse[] = [];
+    let answering = false;
+    const sink = await loopbackServer((_req, res) => {
+      if (answering) res.writeHead(204).end();
+      else held.push(res);
+    });
+    whenDone(() => sink.close());
+    const settings: DeliverySettings = {
+      document: {
+        sinks: {
+          audit: { type: "webhook", url: `${sink.url}/a`, retryScheduleSeconds: [1, 1, 1, 1, 1] },
+          audit2: { type: "webhook", url: `${sink.url}/b`, retryScheduleSeconds: [1, 1, 1, 1, 1] },
+        },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+      },
+      secrets: [],
+    };
+    // Gauges every 300 ms: silent for 1.8 s, a thread is taken for hung.
+    const { logs, metrics, start } = harness(REAL_THREAD, dataDir, settings, 300);
+    const thread = await start();
+    const notify = notifier(dataDir, thread);
+    // As many as it delivers at a time (five to a sink).
+    for (let n = 1; n <= 5; n++) {
+      notify(n);
+      notify(n, "audit2");
+    }
+    await until(() => held.length === 10);
+    expect(held).toHaveLength(10);
+    const lock = new Database(join(dataDir, "queue.sqlite"));
+    whenDone(() => lock.close());
+    lock.exec("BEGIN IMMEDIATE");
+    // Every delivery ends at once, each a write to the locked file: ten busy waits in a row.
+    for (const res of held.splice(0)) res.writeHead(503).end();
+    await until(() => thread.trouble()?.delivery === "failing");
+    expect(thread.trouble()).toMatchObject({ delivery: "failing" });
+    // Held for three silences more: a thread that waits on a lock is no hung thread.
+    await new Promise((r) => setTimeout(r, 3 * 6 * 300));
+    expect(thread.trouble()).toMatchObject({ delivery: "failing" });
+    answering = true;
+    lock.exec("COMMIT");
+    await until(() => thread.trouble() === undefined);
+    expect(thread.trouble()).toBeUndefined();
+    // The same thread delivers what comes next. (The five come back once their leases run out.)
+    notify(6);
+    await until(() => sink.received.some((r) => r.headers["webhook-id"] === "evt_6"));
+    expect(sink.received.map((r) => r.headers["webhook-id"])).toContain("evt_6");
+    expect(metrics.render()).not.toContain('reason="unresponsive"');
+    expect(logs.map((l) => l.msg)).not.toContain(
+      "the delivery thread stopped responding; ended it and starting it again",
+    );
+    await thread.stop();
   }, 60_000);
 
   it("puts back a queue file deleted under the real thread readable by its user alone, in a data dir of a wider mode (built dist/)", async () => {

@@ -31,6 +31,12 @@ export interface SqliteQueueOptions {
    */
   readonly busyTimeoutMs?: number;
   /**
+   * Called before each call that may wait out the busy timeout (a transaction, a statement):
+   * `serve`'s delivery thread posts its heartbeat there, since calls made one after another in
+   * one turn, each waiting on another process's lock, left its timers no turn for many seconds.
+   */
+  readonly beforeCall?: () => void;
+  /**
    * Told of each job the queue dead-letters itself, once the commit that did is in: a stored body
    * that is not JSON (an unreadable intake journal line), buried as stored when a receive would
    * lease it, again after each replay. Never given the body, which may hold anything.
@@ -341,6 +347,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       code: (e as { code?: unknown } | null)?.code,
     });
   const naming = <R>(run: () => R): R => {
+    options.beforeCall?.();
     try {
       return run();
     } catch (e) {
@@ -681,6 +688,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     const batch = waiting;
     waiting = [];
     if (batch.length === 0) return;
+    options.beforeCall?.();
     let committed: ReturnType<typeof commitAll>;
     try {
       committed = commitAll.immediate(batch);
