@@ -539,6 +539,7 @@ const REWRITE_VERBS = { deny: "denies", block: "blocks", ask: "asks about", defe
  * rewritten call cannot be asked about (a rewrite is only sent with an allow). A PermissionRequest
  * comes after PreToolUse, and the call it is granted rewritten into runs without passing
  * PreToolUse again: its rules judge the rewrite too (a policy's deny rules are PreToolUse rules).
+ * Prompt and forward rules are not run again: one that reads the rewrite alone denies it.
  */
 function checkedRewrite(
   decision: Decision,
@@ -554,14 +555,17 @@ function checkedRewrite(
   // The call as it came, echoed back, is no rewrite: the rules judged it (on PermissionRequest, its
   // PreToolUse rules' ask is the dialog the server answers).
   if (rewriter === undefined || deepEqual(input, event.toolInput)) return decision;
-  const rewrittenAs = (name: string): HookEvent => ({
-    ...event,
-    name,
-    toolInput: input,
-    payload: { ...event.payload, hook_event_name: name, tool_input: input },
-  });
-  const views = [rewrittenAs(event.name)];
-  if (event.name === "PermissionRequest") views.push(rewrittenAs("PreToolUse"));
+  const viewAs = (name: string, toolInput: Readonly<Record<string, unknown>> | undefined): HookEvent =>
+    name === event.name && toolInput === event.toolInput
+      ? event
+      : {
+          ...event,
+          name,
+          ...(toolInput !== undefined && { toolInput }),
+          payload: { ...event.payload, hook_event_name: name, tool_input: toolInput },
+        };
+  const names = event.name === "PermissionRequest" ? [event.name, "PreToolUse"] : [event.name];
+  const views = names.map((name) => viewAs(name, input));
   // An ask the event cannot carry (PermissionRequest) is withheld, and alone combines to no
   // opinion: the rewrite, sent with the allow, would answer the dialog that ask leaves to the user.
   const effects = new Map<string, { readonly index: number; readonly effect: RuleEffect }>();
@@ -586,12 +590,31 @@ function checkedRewrite(
   const statics = combineEffects(
     [...effects.values()].sort((a, b) => a.index - b.index).map(({ effect }) => effect),
   );
-  if (statics.kind === "none" || statics.kind === "allow") return decision;
-  const said = REWRITE_VERBS[statics.kind];
-  const rules = statics.decidedBy.map((id) => `rule ${JSON.stringify(id)}`).join(", ");
-  const reason = `the downstream hook (rule ${JSON.stringify(rewriter.ruleId)}) allowed the call rewritten into one that ${rules} ${said}${statics.reason ? `: ${statics.reason}` : ""}`;
   const { updatedInput: _, ...rest } = decision;
-  return { ...rest, kind: "deny", reason, decidedBy: [rewriter.ruleId, ...statics.decidedBy] };
+  const rewrittenBy = `the downstream hook (rule ${JSON.stringify(rewriter.ruleId)}) allowed the call rewritten into one that`;
+  if (statics.kind !== "none" && statics.kind !== "allow") {
+    const said = REWRITE_VERBS[statics.kind];
+    const rules = statics.decidedBy.map((id) => `rule ${JSON.stringify(id)}`).join(", ");
+    const reason = `${rewrittenBy} ${rules} ${said}${statics.reason ? `: ${statics.reason}` : ""}`;
+    return { ...rest, kind: "deny", reason, decidedBy: [rewriter.ruleId, ...statics.decidedBy] };
+  }
+  // A prompt or forward rule that reads the rewritten call but not the call as it came was never
+  // asked about it: its model or server may deny it. Each runs once, on the call as it came (a
+  // second round of calls would spend the deadline again and repeat a server's side effects), so
+  // the rewrite is denied, naming the rule. One that read both judged the call as the agent sent it.
+  const unjudged = names.flatMap((name) => {
+    const judged = new Set(
+      evaluatePolicy(policy, viewAs(name, event.toolInput), { team }).pending.map((r) => r.id),
+    );
+    return evaluatePolicy(policy, viewAs(name, input), { team })
+      .pending.filter((rule) => rule.id !== rewriter.ruleId && !judged.has(rule.id))
+      .map((rule) => rule.id);
+  });
+  if (unjudged.length === 0) return decision;
+  const ids = [...new Set(unjudged)];
+  const rules = ids.map((id) => `rule ${JSON.stringify(id)}`).join(", ");
+  const reason = `${rewrittenBy} ${rules} ${ids.length > 1 ? "judge" : "judges"}, which did not judge it: hookgate runs prompt and forward rules once, on the call as it came`;
+  return { ...rest, kind: "deny", reason, decidedBy: [rewriter.ruleId, ...ids] };
 }
 
 /** Contexts, messages and reasons combine in rule order (POLICY.md), remote rules' among the rest. */

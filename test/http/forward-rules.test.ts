@@ -622,6 +622,64 @@ describe("forward rules", () => {
     });
   });
 
+  it("denies a downstream rewrite into a call a prompt or forward rule judges that never judged it", async () => {
+    // The static rules judged the rewrite; a prompt rule whose `where` holds for the rewritten
+    // call only was never asked, and the rewrite went out as an explicit allow the model never saw.
+    const app = await appWith(
+      {},
+      [
+        {
+          id: "judge-pushes",
+          on: "PreToolUse",
+          where: { "tool_input.command": { startsWith: "git push" } },
+          prompt: { text: "Is this push safe? $ARGUMENTS", model: "m", onError: "deny" },
+        },
+      ],
+      { models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } } },
+    );
+    const rewrite = (command: string) =>
+      JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          updatedInput: { command },
+        },
+      });
+    const calls = model.requests.length;
+    next = { body: rewrite("git push origin main") };
+    const denied = await jsonOf(await app.post("/v1/hooks", bash("git status")));
+    expect(denied.hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason:
+        'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "judge-pushes" judges, which did not judge it: hookgate runs prompt and forward rules once, on the call as it came',
+    });
+    expect(lastAudit(app)).toMatchObject({ decision: "deny", rules: ["team-server"] });
+    // Nothing is called a second time for the rewrite.
+    expect(model.requests.length).toBe(calls);
+    // A rewrite that no such rule reads is sent.
+    next = { body: rewrite("git status --short") };
+    const allowed = await jsonOf(await app.post("/v1/hooks", bash("git status")));
+    expect(allowed.hookSpecificOutput).toMatchObject({
+      permissionDecision: "allow",
+      updatedInput: { command: "git status --short" },
+    });
+    // A prompt rule that reads the call as it came as well judged it, once, and lets the rewrite be.
+    const every = await appWith(
+      {},
+      [{ id: "judge-all", on: "PreToolUse", prompt: { text: "ok? $ARGUMENTS", model: "m" } }],
+      { models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } } },
+    );
+    model.script({ verdict: { ok: true, reason: "fine" } });
+    next = { body: rewrite("git push origin main") };
+    const judgedOnce = await jsonOf(await every.post("/v1/hooks", bash("git status")));
+    expect(judgedOnce.hookSpecificOutput).toMatchObject({
+      permissionDecision: "allow",
+      updatedInput: { command: "git push origin main" },
+    });
+    expect(model.requests.length).toBe(calls + 1);
+  });
+
   it("takes a PermissionRequest grant whose updatedInput is the call as it came as no rewrite: the PreToolUse ask it answers stands aside", async () => {
     // A PreToolUse ask shows the dialog; the team server grants it, echoing the input back. That
     // is the call the PreToolUse rules judged, not one they never saw.
