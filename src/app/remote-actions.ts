@@ -898,7 +898,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       input.policy.secrets,
     );
     if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);
-    const unused = fieldsNotPassedOn(sent.value.body, input.event.name, input.event.dialect);
+    const unused = fieldsNotPassedOn(sent.value.body, input.event.name, input.event.dialect, parsed.value);
     const turnEnd = turnEndNote(parsed.value, input.policy.secrets);
     const notes = [
       ...(dropped.length > 0 ? [`not interpolated: ${dropped.join(", ")}`] : []),

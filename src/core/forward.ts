@@ -292,11 +292,23 @@ export function parseForwardResponse(
   // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`.
   const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
   const said = (ownWon ? own.reason || topReason : topReason) || undefined;
+  // Claude Code shows an ask's updatedInput in its dialog (its hooks docs), but hookgate sends a
+  // rewrite only with an allow (POLICY.md): the dialog is for the call as it came, and approving
+  // it runs that call. The reason the server gave may speak of the rewrite, so the user is told.
+  const unsentRewrite =
+    (decision === "ask" || decision === "defer") && own.updatedInput !== undefined
+      ? `hookgate did not apply the downstream hook's updatedInput: it sends a rewrite only with an allow, so this ${decision === "ask" ? "asks about" : "defers"} the call as it came`
+      : undefined;
   const reason = unappliable
     ? `the downstream hook (rule ${quote(ruleId)}) allowed the call with an updatedInput that is not an object: a rewrite that cannot be applied`
-    : decision
-      ? (said ?? (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
-      : undefined;
+    : unsentRewrite
+      ? said === undefined
+        ? unsentRewrite
+        : `${said} (${unsentRewrite})`
+      : decision
+        ? (said ??
+          (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
+        : undefined;
   // A PreCompact object that does not block is compaction instructions to Claude Code (§4.4);
   // `{"reason":"…"}` is how hookgate itself words them (render.ts), so a gateway behind this one
   // has its instructions passed on.
@@ -343,9 +355,15 @@ const NOT_PASSED_ON: readonly string[] = [
  * not pass on, as `hookSpecificOutput.<name>`, for the audit line: dropped unsaid, a team
  * server's redaction of a tool's output looked applied. An `additionalContext` is among them
  * where the event carries none to the client (carriesContext): a Stop's, which Claude Code
- * 2.1.332 reads as a reason to go on, was dropped with the call audited as OK.
+ * 2.1.332 reads as a reason to go on, was dropped with the call audited as OK. So is an
+ * `updatedInput` that `effect`, the answer as read, does not carry (one beside an ask).
  */
-export function fieldsNotPassedOn(body: string, eventName: string, dialect: Dialect): string[] {
+export function fieldsNotPassedOn(
+  body: string,
+  eventName: string,
+  dialect: Dialect,
+  effect?: RuleEffect,
+): string[] {
   const text = body.trim();
   if (!text.startsWith("{")) return [];
   let value: unknown;
@@ -362,6 +380,14 @@ export function fieldsNotPassedOn(body: string, eventName: string, dialect: Dial
   const names = notPassedOn
     .filter((name) => field(specific, name) !== undefined)
     .map((name) => `hookSpecificOutput.${name}`);
+  // A rewrite beside anything but an allow, or on an event whose answer has none: the call runs,
+  // if it does, as it came.
+  if (
+    effect !== undefined &&
+    effect.updatedInput === undefined &&
+    field(specific, "updatedInput") !== undefined
+  )
+    names.push("hookSpecificOutput.updatedInput");
   // A PermissionRequest allow's rules to persist (TV-19): the allow is passed on, the rules never
   // are, so nothing is added to the user's settings; unnamed, the audit line read as if they were.
   const decision = field(specific, "decision");

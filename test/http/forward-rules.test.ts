@@ -511,6 +511,23 @@ describe("forward rules", () => {
       permissionDecisionReason:
         'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "ask-push" asks about: A push needs a human',
     });
+    // A command that is no string is a call whose command is not known: the deny rules that
+    // read it apply.
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "allow",
+          updatedInput: { command: 7 },
+        },
+      }),
+    };
+    const realBash = JSON.stringify({ ...JSON.parse(bash("git status")), tool_name: "Bash" });
+    const unknown = await jsonOf(await app.post("/v1/hooks", realBash));
+    expect(unknown.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining('rule "no-force-push" denies'),
+    });
     // A rewrite the static rules let through is sent.
     next = { body: rewrite("git status --short") };
     const allowed = await jsonOf(await app.post("/v1/hooks", bash("git status")));
@@ -678,6 +695,37 @@ describe("forward rules", () => {
       updatedInput: { command: "git push origin main" },
     });
     expect(model.requests.length).toBe(calls + 1);
+  });
+
+  it("asks about the call as it came when a downstream ask carries a rewrite, and says the rewrite was not applied", async () => {
+    // Claude Code's docs pair an ask with updatedInput to show the rewritten call; hookgate sends a
+    // rewrite only with an allow, so the dialog is for the call as it came and approving it runs
+    // that. The server's reason spoke of the rewrite, and neither the user nor the audit was told.
+    const app = await appWith();
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "ask",
+          permissionDecisionReason: "Confirm the dry run",
+          updatedInput: { command: "rm -rf build --dry-run" },
+        },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", bash("rm -rf build")));
+    expect(body.hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      permissionDecision: "ask",
+      permissionDecisionReason:
+        "Confirm the dry run (hookgate did not apply the downstream hook's updatedInput: it sends a rewrite only with an allow, so this asks about the call as it came)",
+    });
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        rule: "team-server",
+        outcome: "OK",
+        detail: expect.stringContaining("not passed on: hookSpecificOutput.updatedInput"),
+      }),
+    ]);
   });
 
   it("takes a PermissionRequest grant whose updatedInput is the call as it came as no rewrite: the PreToolUse ask it answers stands aside", async () => {

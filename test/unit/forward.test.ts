@@ -428,10 +428,24 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
       { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
     ],
     [
-      "updatedInput dropped on ask",
+      "updatedInput dropped on ask, and the user told the dialog is for the call as it came",
       "PreToolUse",
       pre({ permissionDecision: "ask", updatedInput: { a: 1 } }),
-      { decision: "ask" },
+      {
+        decision: "ask",
+        reason:
+          "hookgate did not apply the downstream hook's updatedInput: it sends a rewrite only with an allow, so this asks about the call as it came",
+      },
+    ],
+    [
+      "updatedInput dropped on defer, said after the reason",
+      "PreToolUse",
+      pre({ permissionDecision: "defer", permissionDecisionReason: "later", updatedInput: { a: 1 } }),
+      {
+        decision: "defer",
+        reason:
+          "later (hookgate did not apply the downstream hook's updatedInput: it sends a rewrite only with an allow, so this defers the call as it came)",
+      },
     ],
     ["updatedInput dropped without a decision", "PreToolUse", pre({ updatedInput: { a: 1 } }), {}],
     [
