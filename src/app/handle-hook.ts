@@ -127,6 +127,11 @@ export type AuditRecord = {
   readonly clientLeft?: true | undefined;
   readonly latencyMs: number;
   readonly toolInput?: unknown;
+  /**
+   * The input the tool runs with when the answer rewrote it (`updatedInput`), masked as
+   * `toolInput` is: the call that runs is not the one the agent sent. Else left out.
+   */
+  readonly updatedInput?: unknown;
   readonly prompt?: unknown;
 };
 
@@ -432,7 +437,7 @@ export async function handleHook(
           pending: remote.audit,
           shadowVerdicts: shadowRun && shadowVerdicts(shadowRun),
           decision: decision.kind,
-          rewritten: decision.updatedInput !== undefined,
+          rewrite: decision.updatedInput,
           reason: shownReason,
         },
         bodyChars,
@@ -720,8 +725,8 @@ interface Decided {
   /** What each shadow prompt or forward rule that ran decided (absent when none ran). */
   readonly shadowVerdicts: ReadonlyMap<string, Omit<ShadowVerdict, "rule">> | undefined;
   readonly decision: string;
-  /** The decision was sent with a rewritten input (`updatedInput`). */
-  readonly rewritten?: boolean | undefined;
+  /** The rewritten input (`updatedInput`) the decision was sent with. */
+  readonly rewrite?: Readonly<Record<string, unknown>> | undefined;
   readonly reason: string | undefined;
 }
 
@@ -733,6 +738,7 @@ interface AuditFields extends Undecided {
   readonly tool?: string | undefined;
   readonly sessionId?: string | undefined;
   readonly toolInput?: unknown;
+  readonly updatedInput?: unknown;
   readonly prompt?: unknown;
   /** The event as received, for what the client does with the decision (clientDecision). */
   readonly payload?: Readonly<Record<string, unknown>> | undefined;
@@ -761,7 +767,11 @@ function eventFields(
     pending: decided?.pending,
     shadowVerdicts: decided?.shadowVerdicts,
     decision: decided?.decision,
-    rewritten: decided?.rewritten,
+    // Measured whatever the body's size: a server's rewrite may be larger than the call it got.
+    updatedInput:
+      decided?.rewrite === undefined
+        ? undefined
+        : auditToolInput(maskValue(decided.rewrite, secrets), Number.POSITIVE_INFINITY),
     // Cut as the event's own strings are: a forwarded hook's reason may be any size, and a
     // Worker's logs keep only 256 KB an invocation, so a huge audit line would crowd out the rest.
     reason: decided?.reason === undefined ? undefined : capString(decided.reason, AUDIT_REASON_CHARS),
@@ -816,7 +826,13 @@ function auditRecord(
 ): AuditRecord {
   const evaluation = fields.evaluation;
   const decision = fields.decision ?? outcome.kind ?? "none";
-  const acted = clientDecision(decision, fields.event, fields.client, fields.payload, fields.rewritten);
+  const acted = clientDecision(
+    decision,
+    fields.event,
+    fields.client,
+    fields.payload,
+    fields.updatedInput !== undefined,
+  );
   return {
     decisionId,
     policy: policy.hash,
@@ -846,6 +862,7 @@ function auditRecord(
     latencyMs: Math.round(latencyMs * 1000) / 1000,
     // Undefined when the event has none: the JSON line leaves the key out.
     toolInput: fields.toolInput,
+    updatedInput: fields.updatedInput,
     prompt: fields.prompt,
   };
 }

@@ -27,15 +27,23 @@ beforeAll(async () => {
     if (req.url === "/hang") return;
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
-      req.url === "/hook"
+      req.url === "/rewrite"
         ? JSON.stringify({
             hookSpecificOutput: {
               hookEventName: "PreToolUse",
-              permissionDecision: "deny",
-              permissionDecisionReason: "the team server says no",
+              permissionDecision: "allow",
+              updatedInput: { query: "hookgate", api_key: "sk-live-abcdefghijklmnop" },
             },
           })
-        : "{}",
+        : req.url === "/hook"
+          ? JSON.stringify({
+              hookSpecificOutput: {
+                hookEventName: "PreToolUse",
+                permissionDecision: "deny",
+                permissionDecisionReason: "the team server says no",
+              },
+            })
+          : "{}",
     );
   });
   const policy = {
@@ -113,6 +121,12 @@ beforeAll(async () => {
         on: "PreToolUse",
         matcher: "mcp__.*",
         forward: { url: `${team.url}/hook`, timeoutMs: 2000, onError: "deny" },
+      },
+      {
+        id: "rewriter",
+        on: "PreToolUse",
+        matcher: "WebSearch",
+        forward: { url: `${team.url}/rewrite`, timeoutMs: 2000, onError: "deny" },
       },
       {
         id: "hung",
@@ -337,6 +351,16 @@ const CASES: Case[] = [
     expected: {
       decision: "deny",
       pending: [{ rule: "team-server", action: "forward", ms: expect.any(Number), outcome: "OK" }],
+    },
+  },
+  {
+    name: "a forward rule's rewrite",
+    body: pre("WebSearch", { query: "hookgate" }),
+    keys: [...TOOL, "updatedInput"],
+    expected: {
+      decision: "allow",
+      toolInput: { query: "hookgate" },
+      updatedInput: { query: "hookgate", api_key: "[masked]" },
     },
   },
   {

@@ -528,11 +528,17 @@ describe("forward rules", () => {
       permissionDecision: "deny",
       permissionDecisionReason: expect.stringContaining('rule "no-force-push" denies'),
     });
-    // A rewrite the static rules let through is sent.
+    // A rewrite the static rules let through is sent, and the audit line records the input the
+    // tool runs with beside the one the agent sent.
     next = { body: rewrite("git status --short") };
     const allowed = await jsonOf(await app.post("/v1/hooks", bash("git status")));
     expect(allowed.hookSpecificOutput).toMatchObject({
       permissionDecision: "allow",
+      updatedInput: { command: "git status --short" },
+    });
+    expect(lastAudit(app)).toMatchObject({
+      decision: "allow",
+      toolInput: { command: "git status" },
       updatedInput: { command: "git status --short" },
     });
   });

@@ -52,6 +52,7 @@ const line = {
   clientLeft: z.literal(true).optional(),
   latencyMs: z.number().nonnegative(),
   toolInput: z.unknown().optional(),
+  updatedInput: z.record(z.string(), z.unknown()).optional(),
   prompt: z.string().optional(),
 };
 
