@@ -400,7 +400,8 @@ export async function handleHook(
         ? maskString(scrubbed)
         : scrubbed;
     const plan = notifyPlan(policy);
-    if (options.audit !== false && notifyWork(event, evaluation.notify.length > 0, plan)) {
+    const ran = notifiedCall(policy, event, evaluation, decision.updatedInput, auth.team);
+    if (options.audit !== false && notifyWork(event, ran.evaluation.notify.length > 0, plan)) {
       const acted = clientDecision(
         decision.kind,
         event.name,
@@ -410,12 +411,12 @@ export async function handleHook(
       );
       const queued = deps.notifier?.notify({
         decisionId,
-        event,
+        event: ran.event,
         team: auth.team,
         decision: decision.kind,
         clientDecision: acted === decision.kind ? undefined : acted,
         reason: shownReason,
-        notify: evaluation.notify,
+        notify: ran.evaluation.notify,
         remember: plan.rememberTools,
         secrets: policy.secrets,
         // The enqueue after the answer is built (Lambda) may take until the client stops waiting,
@@ -433,7 +434,7 @@ export async function handleHook(
         policy.secrets,
         {
           team: auth.team,
-          evaluation,
+          evaluation: ran.evaluation,
           pending: remote.audit,
           shadowVerdicts: shadowRun && shadowVerdicts(shadowRun),
           decision: decision.kind,
@@ -560,16 +561,9 @@ function checkedRewrite(
   // The call as it came, echoed back, is no rewrite: the rules judged it (on PermissionRequest, its
   // PreToolUse rules' ask is the dialog the server answers).
   if (rewriter === undefined || deepEqual(input, event.toolInput)) return decision;
-  const viewAs = (name: string, toolInput: Readonly<Record<string, unknown>> | undefined): HookEvent =>
-    name === event.name && toolInput === event.toolInput
-      ? event
-      : {
-          ...event,
-          name,
-          ...(toolInput !== undefined && { toolInput }),
-          payload: { ...event.payload, hook_event_name: name, tool_input: toolInput },
-        };
-  const names = event.name === "PermissionRequest" ? [event.name, "PreToolUse"] : [event.name];
+  const viewAs = (name: string, toolInput: Readonly<Record<string, unknown>> | undefined) =>
+    callAs(event, name, toolInput);
+  const names = callNames(event);
   const views = names.map((name) => viewAs(name, input));
   // An ask the event cannot carry (PermissionRequest) is withheld, and alone combines to no
   // opinion: the rewrite, sent with the allow, would answer the dialog that ask leaves to the user.
@@ -620,6 +614,52 @@ function checkedRewrite(
   const rules = ids.map((id) => `rule ${JSON.stringify(id)}`).join(", ");
   const reason = `${rewrittenBy} ${rules} ${ids.length > 1 ? "judge" : "judges"}, which did not judge it: hookgate runs prompt and forward rules once, on the call as it came`;
   return { ...rest, kind: "deny", reason, decidedBy: [rewriter.ruleId, ...ids] };
+}
+
+/** `event` as the call `toolInput` makes it, on the event `name`. */
+function callAs(
+  event: HookEvent,
+  name: string,
+  toolInput: Readonly<Record<string, unknown>> | undefined,
+): HookEvent {
+  return name === event.name && toolInput === event.toolInput
+    ? event
+    : {
+        ...event,
+        name,
+        ...(toolInput !== undefined && { toolInput }),
+        payload: { ...event.payload, hook_event_name: name, tool_input: toolInput },
+      };
+}
+
+/**
+ * The events whose rules judge a call granted on `event`: a PermissionRequest's call, granted
+ * rewritten, runs without passing PreToolUse again.
+ */
+const callNames = (event: HookEvent): readonly string[] =>
+  event.name === "PermissionRequest" ? [event.name, "PreToolUse"] : [event.name];
+
+/**
+ * The event the notify rules are told of, and theirs: an answer that rewrote the call runs the
+ * rewrite, so the rules of the call that runs notify too, of the input it runs with (a sink
+ * watching `rm` commands hears of `ls` rewritten into one). Those of the call as the agent sent
+ * it still notify: the agent asked for it.
+ */
+function notifiedCall(
+  policy: Policy,
+  event: HookEvent,
+  evaluation: Evaluation,
+  rewrite: Readonly<Record<string, unknown>> | undefined,
+  team: string,
+): { readonly event: HookEvent; readonly evaluation: Evaluation } {
+  if (rewrite === undefined || event.dialect === "deepagents-legacy" || deepEqual(rewrite, event.toolInput))
+    return { event, evaluation };
+  const notify = [...evaluation.notify];
+  for (const name of callNames(event)) {
+    for (const entry of evaluatePolicy(policy, callAs(event, name, rewrite), { team }).notify)
+      if (!notify.some((n) => n.ruleId === entry.ruleId)) notify.push(entry);
+  }
+  return { event: callAs(event, event.name, rewrite), evaluation: { ...evaluation, notify } };
 }
 
 /** Contexts, messages and reasons combine in rule order (POLICY.md), remote rules' among the rest. */

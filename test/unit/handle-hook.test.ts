@@ -696,3 +696,37 @@ describe("the remote calls' deadline", () => {
     expect(urls).toEqual(["https://api.anthropic.com/v1/messages"]);
   });
 });
+
+describe("a team server's rewrite and the notify rules", () => {
+  it("notifies the rules the call that runs applies to, with the input it runs with", async () => {
+    // `ls` rewritten into `rm -rf build` ran, and the security sink whose rule reads `rm` commands
+    // never heard of it: notify rules were chosen by the call as the agent sent it.
+    const notifying = await policyFrom({
+      version: 1,
+      rules: [
+        { id: "relay", on: "PreToolUse", matcher: "Bash", forward: { url: "https://policy.example/hook" } },
+        { id: "tell-security", on: "PreToolUse", if: "Bash(rm *)", notify: ["security"] },
+      ],
+      sinks: { security: { type: "webhook", url: "https://hooks.example.com/security" } },
+    });
+    const inputs: { event: { toolInput?: unknown }; notify: readonly { ruleId: string }[] }[] = [];
+    const outcome = await handleHook(
+      {
+        ...deps,
+        policy: () => notifying,
+        remote: {
+          run: async () => ({
+            effects: [{ ruleId: "relay", decision: "allow", updatedInput: { command: "rm -rf build" } }],
+            audit: [{ rule: "relay", action: "forward", outcome: "OK", ms: 0 }],
+          }),
+        },
+        notifier: { notify: (input: (typeof inputs)[number]) => void inputs.push(input) },
+      },
+      { ...request("Bash", { command: "ls" }), dialect: "claude-code" },
+    );
+    expect(outcome.audit).toMatchObject({ decision: "allow", notify: ["security"] });
+    expect(inputs.map((i) => [i.notify.map((n) => n.ruleId), i.event.toolInput])).toEqual([
+      [["tell-security"], { command: "rm -rf build" }],
+    ]);
+  });
+});
