@@ -184,6 +184,16 @@ describe("forward rules", () => {
         detail: "not passed on: hookSpecificOutput.updatedMCPToolOutput",
       }),
     ]);
+    // A rewrite of the input on an event whose answer has none is named as well.
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: { hookEventName: "PostToolUse", updatedInput: { path: "x" } },
+      }),
+    };
+    await app.post("/v1/hooks", JSON.stringify(event));
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({ rule: "redact", detail: "not passed on: hookSpecificOutput.updatedInput" }),
+    ]);
   });
 
   it("posts the body verbatim and applies the downstream decision", async () => {
