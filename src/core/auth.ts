@@ -9,6 +9,7 @@ import type { Dialect } from "./hook-event.js";
 import type { Policy } from "./policy.js";
 import type { PolicyDocument } from "./policy-schema.js";
 import type { Sha256 } from "./ports.js";
+import { strictUtf8 } from "./strict-utf8.js";
 
 export type AuthFailureCode = "AUTH_MISSING" | "AUTH_MALFORMED" | "AUTH_EMPTY_TOKEN" | "AUTH_UNKNOWN_TOKEN";
 
@@ -174,9 +175,6 @@ export async function authenticate(
  * is compared as it came and, when its characters are bytes, some past ASCII, that spell UTF-8,
  * as the text they spell.
  */
-/** Refuses bytes that spell no UTF-8, rather than reading them as U+FFFD. */
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
 function utf8Reading(token: string): string | undefined {
   let beyondAscii = false;
   for (let i = 0; i < token.length; i++) {
@@ -185,11 +183,8 @@ function utf8Reading(token: string): string | undefined {
     if (code > 0x7f) beyondAscii = true;
   }
   if (!beyondAscii) return undefined;
-  try {
-    return STRICT_UTF8.decode(Uint8Array.from(token, (c) => c.charCodeAt(0)));
-  } catch {
-    return undefined; // bytes that spell no UTF-8: Latin-1 alone
-  }
+  // undefined for bytes that spell no UTF-8: Latin-1 alone
+  return strictUtf8(Uint8Array.from(token, (c) => c.charCodeAt(0)));
 }
 
 function fail(code: AuthFailureCode, message: string): AuthOutcome {

@@ -24,7 +24,8 @@ import {
   parseCases,
   ruleCoverage,
 } from "../core/policy-cases.js";
-import { bodyFromBytes, strictUtf8 } from "../http/read-body.js";
+import { strictUtf8 } from "../core/strict-utf8.js";
+import { bodyFromBytes } from "../http/read-body.js";
 import { holdsCases, loadCommandPolicy } from "./command-policy.js";
 import { UsageError } from "./usage-error.js";
 

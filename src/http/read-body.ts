@@ -13,6 +13,7 @@
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 import { MAX_BODY_BYTES_LIMIT } from "../core/policy-schema.js";
+import { strictUtf8 } from "../core/strict-utf8.js";
 
 const SNIFF_BYTES = 64 * 1024;
 /** Past this many bytes an oversized body is no longer drained and its connection is closed. */
@@ -360,23 +361,6 @@ function busy(chunks: Uint8Array[], kept: number): BodyResult {
       eventName: sniffHead(chunks, kept),
     },
   };
-}
-
-/** One decoder for every body: a whole decode() keeps no state between calls. */
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
-/**
- * The UTF-8 text of bytes, or undefined where they spell none (no U+FFFD in place of a bad
- * byte): as a hook body is read, whatever reads one. Rethrows anything else (V8's plain Error
- * for bytes too long for one string).
- */
-export function strictUtf8(bytes: Uint8Array): string | undefined {
-  try {
-    return STRICT_UTF8.decode(bytes);
-  } catch (e) {
-    if (e instanceof TypeError) return undefined;
-    throw e;
-  }
 }
 
 /** Whether bytes start with gzip's magic number (RFC 1952): compressed, they are no text. */

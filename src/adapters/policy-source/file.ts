@@ -4,6 +4,7 @@ import { type FileHandle, open } from "node:fs/promises";
 import { systemReason } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
 import { err, ok, type Result } from "../../core/result.js";
+import { strictUtf8 } from "../../core/strict-utf8.js";
 import { largestFitting } from "../../core/truncate.js";
 import { withNearMisses } from "./near-miss.js";
 
@@ -121,28 +122,27 @@ export async function readJsonText(
   } catch (e) {
     return err(`cannot read ${path}: ${systemReason(e)}`);
   }
-  try {
-    return ok(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
-  } catch {
-    // The longest prefix that decodes, an unfinished character at its end allowed (`stream`).
-    const good = largestFitting(bytes.length, (length) => {
-      try {
-        new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, length), { stream: true });
-        return true;
-      } catch {
-        return false;
-      }
-    });
-    // The fault starts where the characters that decode whole end (an unfinished one's lead byte).
-    const whole = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, good), {
-      stream: true,
-    });
-    const before = whole.split("\n");
-    const byte = bytes[Buffer.byteLength(whole)] ?? 0;
-    return err(
-      `${path} is not UTF-8: byte 0x${byte.toString(16).padStart(2, "0")} at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}; save it as UTF-8`,
-    );
-  }
+  const text = strictUtf8(bytes);
+  if (text !== undefined) return ok(text);
+  // The longest prefix that decodes, an unfinished character at its end allowed (`stream`, which
+  // keeps a cut character between calls: a decoder of its own each time).
+  const good = largestFitting(bytes.length, (length) => {
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, length), { stream: true });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  // The fault starts where the characters that decode whole end (an unfinished one's lead byte).
+  const whole = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes.subarray(0, good), {
+    stream: true,
+  });
+  const before = whole.split("\n");
+  const byte = bytes[Buffer.byteLength(whole)] ?? 0;
+  return err(
+    `${path} is not UTF-8: byte 0x${byte.toString(16).padStart(2, "0")} at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}; save it as UTF-8`,
+  );
 }
 
 const tooLong = (path: string, size: string) =>
