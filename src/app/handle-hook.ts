@@ -11,13 +11,13 @@ import { type Evaluation, evaluatePolicy, type RuleExplanation } from "../core/e
 import { clientDecision, honouredDecision } from "../core/event-capabilities.js";
 import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js";
 import { type Dialect, type HookEvent, routedDialect } from "../core/hook-event.js";
+import { deepEqual } from "../core/json-equal.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import type { CompiledRule, Policy } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDeliverable, renderRequestFailure } from "../core/render.js";
 import { capString, capToFit, utf8Length } from "../core/truncate.js";
-import { deepEqual } from "../core/where.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit, RemoteInput } from "./remote-actions.js";
 

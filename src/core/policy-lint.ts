@@ -32,6 +32,7 @@ import {
   TOOL_EVENTS,
 } from "./events.js";
 import { clientHeaderNames, headerVariables, invalidHeaderNames, invalidHeaderValues } from "./forward.js";
+import { deepEqual } from "./json-equal.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { maskString } from "./mask.js";
 import { eventReadsMatcher, exactMatcherNames, matcherKeepsEdgeSpaces } from "./matcher.js";
@@ -51,7 +52,7 @@ import { compileRegex } from "./regex.js";
 import { ownOnError, ruleOnError } from "./rule-failure.js";
 import { ENV_NAME, HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
-import { compileWhere, compileWhereGlob, deepEqual } from "./where.js";
+import { compileWhere, compileWhereGlob } from "./where.js";
 
 /**
  * `env`, where given, reads the variables the policy's `env:` values name, so that a sink URL

@@ -2,6 +2,7 @@
  * A rule's `where`: dotted paths into the event body, each with a literal (equality) or one
  * operator. Compiled once at load; evaluation never throws.
  */
+import { deepEqual } from "./json-equal.js";
 import { keepLast } from "./keep-last.js";
 import { compilePathGlob, normalizePath } from "./path-glob.js";
 import type { WhereOperator } from "./policy-schema.js";
@@ -99,26 +100,6 @@ function compileCondition(condition: unknown, path: string[], issues: WhereIssue
   }
   issues.push({ path, message: "an operator object needs one operator" });
   return undefined;
-}
-
-/** JSON equality: same primitives, arrays in order, objects with the same keys. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
-  }
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return (
-    ka.length === kb.length &&
-    ka.every(
-      (k) =>
-        Object.hasOwn(b, k) &&
-        deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
-    )
-  );
 }
 
 /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { compileWhere, deepEqual } from "../../src/core/where.js";
+import { deepEqual } from "../../src/core/json-equal.js";
+import { compileWhere } from "../../src/core/where.js";
 
 function holds(where: Record<string, unknown>, payload: Record<string, unknown>): boolean {
   const compiled = compileWhere(where);
