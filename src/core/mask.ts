@@ -195,9 +195,16 @@ function needlesOf(secrets: readonly string[]): readonly string[] {
  * secrets it returns the text as is.
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
+  return scrub(text, secrets, false);
+}
+
+/** `text` with each of the secrets' needles that it holds masked, longest first; `json`: as JSON text. */
+function scrub(text: string, secrets: readonly string[], json: boolean): string {
   if (secrets.length === 0) return text;
   let out = text;
-  for (const needle of needlesOf(secrets)) if (out.includes(needle)) out = out.replaceAll(needle, MASK);
+  for (const needle of needlesOf(secrets))
+    if (out.includes(needle))
+      out = json ? maskEveryWithItsEscapes(out, needle) : out.replaceAll(needle, MASK);
   return out;
 }
 
@@ -227,19 +234,18 @@ export function scrubbingWith(secrets: () => readonly string[]): (text: string) 
  * was masked as `\[masked]`, and its decision's audit line was no JSON a log pipeline reads.
  */
 function scrubJsonText(text: string, secrets: readonly string[]): string {
-  if (secrets.length === 0) return text;
-  let out = text;
-  for (const needle of needlesOf(secrets)) {
-    if (!out.includes(needle)) continue;
-    let scrubbed = "";
-    let from = 0;
-    for (let at = out.indexOf(needle); at >= 0; at = out.indexOf(needle, from)) {
-      scrubbed += `${out.slice(from, Math.max(from, escapeStart(out, at)))}${MASK}`;
-      from = escapeEnd(out, at + needle.length);
-    }
-    out = scrubbed + out.slice(from);
+  return scrub(text, secrets, true);
+}
+
+/** Every occurrence of `needle` in JSON text masked, with any escape it starts or ends inside of. */
+function maskEveryWithItsEscapes(text: string, needle: string): string {
+  let scrubbed = "";
+  let from = 0;
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, from)) {
+    scrubbed += `${text.slice(from, Math.max(from, escapeStart(text, at)))}${MASK}`;
+    from = escapeEnd(text, at + needle.length);
   }
-  return out;
+  return scrubbed + text.slice(from);
 }
 
 /** Where the escape that `at` falls inside of (after its backslash) starts; else `at`. */
