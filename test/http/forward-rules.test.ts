@@ -146,6 +146,18 @@ const deny = (reason: string) =>
   });
 const lastAudit = (app: TestApp) =>
   app.logs.filter((l) => l.msg === "decision").at(-1) as Record<string, unknown>;
+/** The downstream's next answer: these hookSpecificOutput fields. */
+const answering = (hookSpecificOutput: Record<string, unknown>): Reply => ({
+  body: JSON.stringify({ hookSpecificOutput }),
+});
+/** The downstream's next answer: a PermissionRequest granted with the call rewritten into `command`. */
+const grant = (command: string): Reply =>
+  answering({
+    hookEventName: "PermissionRequest",
+    decision: { behavior: "allow", updatedInput: { command } },
+  });
+/** The one model of the policies with a prompt rule, "m", served by the loopback model server. */
+const modelM = () => ({ m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } });
 
 describe("forward rules", () => {
   it("names in the audit the fields of an answer it does not pass on, such as a tool output rewrite", async () => {
@@ -157,15 +169,11 @@ describe("forward rules", () => {
         { egress },
       ),
     );
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: {
-          hookEventName: "PostToolUse",
-          updatedMCPToolOutput: "[redacted]",
-          additionalContext: "checked",
-        },
-      }),
-    };
+    next = answering({
+      hookEventName: "PostToolUse",
+      updatedMCPToolOutput: "[redacted]",
+      additionalContext: "checked",
+    });
     const event = {
       session_id: "s",
       transcript_path: "/t",
@@ -303,11 +311,7 @@ describe("forward rules", () => {
     // Claude Code 2.1.332 reads a Stop's additionalContext as a reason to go on; hookgate never
     // sends a Stop hookSpecificOutput (2.1.112 rejects the whole answer), and the line said OK.
     const app = await appWith();
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: { hookEventName: "Stop", additionalContext: "also run lint" },
-      }),
-    };
+    next = answering({ hookEventName: "Stop", additionalContext: "also run lint" });
     const stop = {
       session_id: "s",
       transcript_path: "/t",
@@ -565,14 +569,7 @@ describe("forward rules", () => {
         reason: "A push needs a human",
       },
     ]);
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: {
-          hookEventName: "PermissionRequest",
-          decision: { behavior: "allow", updatedInput: { command: "git push origin main" } },
-        },
-      }),
-    };
+    next = grant("git push origin main");
     const body = await jsonOf(await app.post("/v1/hooks", permissionRequest));
     expect(body.hookSpecificOutput).toMatchObject({
       hookEventName: "PermissionRequest",
@@ -604,14 +601,7 @@ describe("forward rules", () => {
         reason: "A push needs a human",
       },
     ]);
-    const grant = (command: string) =>
-      JSON.stringify({
-        hookSpecificOutput: {
-          hookEventName: "PermissionRequest",
-          decision: { behavior: "allow", updatedInput: { command } },
-        },
-      });
-    next = { body: grant("git push --force origin main") };
+    next = grant("git push --force origin main");
     const denied = await jsonOf(await app.post("/v1/hooks", permissionRequest));
     const why =
       'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "no-force-push" denies: Force pushes are never allowed';
@@ -622,7 +612,7 @@ describe("forward rules", () => {
       permissionDecisionReason: why,
     });
     // A PreToolUse ask is a dialog the rewrite, sent with the allow, would skip.
-    next = { body: grant("git push origin main") };
+    next = grant("git push origin main");
     const asked = await jsonOf(await app.post("/v1/hooks", permissionRequest));
     expect(asked.hookSpecificOutput.decision).toEqual({
       behavior: "deny",
@@ -639,7 +629,7 @@ describe("forward rules", () => {
         reason: "No rm",
       },
     ]);
-    next = { body: grant("rm -rf build") };
+    next = grant("rm -rf build");
     expect(
       (await jsonOf(await both.post("/v1/hooks", permissionRequest))).hookSpecificOutput.decision,
     ).toEqual({
@@ -647,7 +637,7 @@ describe("forward rules", () => {
       message:
         'the downstream hook (rule "team-server") allowed the call rewritten into one that rule "no-rm" denies: No rm',
     });
-    next = { body: grant("git status --short") };
+    next = grant("git status --short");
     const allowed = await jsonOf(await app.post("/v1/hooks", permissionRequest));
     expect(allowed.hookSpecificOutput.decision).toEqual({
       behavior: "allow",
@@ -750,14 +740,7 @@ describe("forward rules", () => {
     const app = await appWith({}, [
       { id: "ask-bash", on: "PreToolUse", if: "Bash(x)", decide: "ask", reason: "x needs a human" },
     ]);
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: {
-          hookEventName: "PermissionRequest",
-          decision: { behavior: "allow", updatedInput: { command: "x" } },
-        },
-      }),
-    };
+    next = grant("x");
     const granted = await jsonOf(await app.post("/v1/hooks", permissionRequest));
     expect(granted.hookSpecificOutput.decision).toEqual({
       behavior: "allow",
@@ -769,11 +752,7 @@ describe("forward rules", () => {
     const app = await appWith({}, [
       { id: "ask-mcp", on: "PreToolUse", matcher: "mcp__.*", decide: "ask", reason: "MCP needs a human" },
     ]);
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" },
-      }),
-    };
+    next = answering({ hookEventName: "PreToolUse", permissionDecision: "allow" });
     const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
     expect(body.hookSpecificOutput).toMatchObject({
       permissionDecision: "ask",
@@ -787,14 +766,10 @@ describe("forward rules", () => {
       {},
       [{ id: "judge", on: "PreToolUse", prompt: { text: "ok?", model: "m", onError: "allow" } }],
       {
-        models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
+        models: modelM(),
       },
     );
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow" },
-      }),
-    };
+    next = answering({ hookEventName: "PreToolUse", permissionDecision: "allow" });
     const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
     expect(body.hookSpecificOutput).toMatchObject({
       permissionDecision: "deny",
@@ -820,11 +795,7 @@ describe("forward rules", () => {
         { egress },
       ),
     );
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: { hookEventName: "PreToolUse", additionalContext: "FIRST from downstream" },
-      }),
-    };
+    next = answering({ hookEventName: "PreToolUse", additionalContext: "FIRST from downstream" });
     const context = (await jsonOf(await app.post("/v1/hooks", bash("ls")))).hookSpecificOutput
       .additionalContext as string;
     expect(context).toContain("FIRST from downstream");
@@ -850,7 +821,7 @@ describe("forward rules", () => {
         ],
         {
           egress,
-          models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
+          models: modelM(),
         },
       ),
       {},
@@ -964,7 +935,7 @@ describe("forward rules", () => {
         ],
         {
           egress,
-          models: { m: { provider: "anthropic", model: "x", apiKey: "k", url: model.anthropicUrl } },
+          models: modelM(),
         },
       ),
     );
@@ -979,11 +950,7 @@ describe("forward rules", () => {
   it("grants no Claude Code PermissionRequest from a permissionDecision without the decision object", async () => {
     // Claude Code's schema requires `decision` there (clients.md §6.1): a hook error to it, onError here.
     const app = await appWith();
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: { hookEventName: "PermissionRequest", permissionDecision: "allow" },
-      }),
-    };
+    next = answering({ hookEventName: "PermissionRequest", permissionDecision: "allow" });
     const body = await jsonOf(await app.post("/v1/hooks/claude-code", permissionRequest));
     expect(body.hookSpecificOutput.decision).toEqual({
       behavior: "deny",
@@ -999,11 +966,7 @@ describe("forward rules", () => {
     // client shows its dialog, as for a `decide: "ask"` rule beside an allow rule.
     const allow = { id: "allow-bash", on: "PermissionRequest", matcher: "Bash", decide: "allow" };
     const app = await appWith({}, [allow]);
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: { hookEventName: "PermissionRequest", permissionDecision: "ask" },
-      }),
-    };
+    next = answering({ hookEventName: "PermissionRequest", permissionDecision: "ask" });
     // deepcode's: it reads permissionDecision there, where Claude Code requires the decision object.
     const deepcodeRequest = {
       hook_event_name: "PermissionRequest",
@@ -1023,15 +986,11 @@ describe("forward rules", () => {
   it("gives the agent a long forwarded reason whole, and the audit line its first 4,000 characters", async () => {
     const app = await appWith();
     const reason = `${"r".repeat(9_000)}end`;
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: {
-          hookEventName: "PreToolUse",
-          permissionDecision: "deny",
-          permissionDecisionReason: reason,
-        },
-      }),
-    };
+    next = answering({
+      hookEventName: "PreToolUse",
+      permissionDecision: "deny",
+      permissionDecisionReason: reason,
+    });
     const body = await jsonOf(await app.post("/v1/hooks", bash("ls")));
     expect(body.hookSpecificOutput.permissionDecisionReason).toBe(reason);
     const audited = lastAudit(app).reason as string;
@@ -1040,14 +999,10 @@ describe("forward rules", () => {
 
   it("relays a PermissionRequest decision in both shapes", async () => {
     const app = await appWith();
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: {
-          hookEventName: "PermissionRequest",
-          decision: { behavior: "deny", message: "no" },
-        },
-      }),
-    };
+    next = answering({
+      hookEventName: "PermissionRequest",
+      decision: { behavior: "deny", message: "no" },
+    });
     const body = await jsonOf(await app.post("/v1/hooks", permissionRequest));
     expect(body.hookSpecificOutput).toEqual({
       hookEventName: "PermissionRequest",
@@ -1069,30 +1024,27 @@ describe("a policy secret in a downstream answer", () => {
   });
   afterAll(() => echo.close());
 
-  it("is scrubbed before the excerpt is cut, so not even its start shows", async () => {
+  /**
+   * A Claude Code Bash `ls` through a policy whose one rule forwards it to the echo server with
+   * `forward`'s fields and answers deny on any failure: the answer, and the app for its logs.
+   */
+  async function lsEchoed(
+    forward: Record<string, unknown>,
+    egressSection: Record<string, unknown>,
+    env: Record<string, string> = {},
+  ) {
     const app = await testApp(
       await authPolicy(
         [
           {
             id: "team-server",
             on: ["PreToolUse"],
-            forward: {
-              url: `${echo.url}/hook`,
-              headers: { Authorization: "Bearer $POLICY_TOKEN" },
-              allowedEnvVars: ["POLICY_TOKEN"],
-              onError: "deny",
-            },
+            forward: { url: `${echo.url}/hook`, ...forward, onError: "deny" },
           },
         ],
-        {
-          egress: {
-            allowedHttpHookUrls: ["http://127.0.0.1:*/*"],
-            allowCidrs: ["127.0.0.1/32"],
-            httpHookAllowedEnvVars: ["POLICY_TOKEN"],
-          },
-        },
+        { egress: egressSection },
       ),
-      { POLICY_TOKEN: "Qm7vX2pL9rT4wZ8k" },
+      env,
     );
     const res = await app.post(
       "/v1/hooks",
@@ -1105,7 +1057,15 @@ describe("a policy secret in a downstream answer", () => {
         tool_input: { command: "ls" },
       }),
     );
-    const answer = await jsonOf(res);
+    return { app, answer: await jsonOf(res) };
+  }
+
+  it("is scrubbed before the excerpt is cut, so not even its start shows", async () => {
+    const { app, answer } = await lsEchoed(
+      { headers: { Authorization: "Bearer $POLICY_TOKEN" }, allowedEnvVars: ["POLICY_TOKEN"] },
+      egress,
+      { POLICY_TOKEN: "Qm7vX2pL9rT4wZ8k" },
+    );
     expect(answer.hookSpecificOutput.permissionDecision).toBe("deny");
     expect(answer.hookSpecificOutput.permissionDecisionReason).toContain("[masked]");
     expect(JSON.stringify(answer)).not.toContain("Qm7v");
@@ -1113,34 +1073,10 @@ describe("a policy secret in a downstream answer", () => {
   });
 
   it("is scrubbed when written inline in a header too, as check warns it should not be", async () => {
-    const app = await testApp(
-      await authPolicy(
-        [
-          {
-            id: "team-server",
-            on: ["PreToolUse"],
-            forward: {
-              url: `${echo.url}/hook`,
-              headers: { "X-Api-Key": "Qm7vX2pL9rT4wZ8k" },
-              onError: "deny",
-            },
-          },
-        ],
-        { egress: { allowedHttpHookUrls: ["http://127.0.0.1:*/*"], allowCidrs: ["127.0.0.1/32"] } },
-      ),
+    const { app, answer } = await lsEchoed(
+      { headers: { "X-Api-Key": "Qm7vX2pL9rT4wZ8k" } },
+      { allowedHttpHookUrls: ["http://127.0.0.1:*/*"], allowCidrs: ["127.0.0.1/32"] },
     );
-    const res = await app.post(
-      "/v1/hooks",
-      JSON.stringify({
-        session_id: "s",
-        transcript_path: "/t",
-        cwd: "/p",
-        hook_event_name: "PreToolUse",
-        tool_name: "Bash",
-        tool_input: { command: "ls" },
-      }),
-    );
-    const answer = await jsonOf(res);
     expect(answer.hookSpecificOutput.permissionDecisionReason).toContain("[masked]");
     expect(JSON.stringify(answer)).not.toContain("Qm7v");
     expect(JSON.stringify(app.logs)).not.toContain("Qm7v");
