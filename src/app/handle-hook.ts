@@ -400,15 +400,17 @@ export async function handleHook(
         ? maskString(scrubbed)
         : scrubbed;
     const plan = notifyPlan(policy);
-    const ran = notifiedCall(policy, event, evaluation, decision.updatedInput, auth.team);
+    const acted = clientDecision(
+      decision.kind,
+      event.name,
+      event.dialect,
+      event.payload,
+      decision.updatedInput !== undefined,
+    );
+    // A client that drops the rewrite (deepagents drops it with its allow) runs the call as it came.
+    const applied = acted === decision.kind ? decision.updatedInput : undefined;
+    const ran = notifiedCall(policy, event, evaluation, applied, auth.team);
     if (options.audit !== false && notifyWork(event, ran.evaluation.notify.length > 0, plan)) {
-      const acted = clientDecision(
-        decision.kind,
-        event.name,
-        event.dialect,
-        event.payload,
-        decision.updatedInput !== undefined,
-      );
       const queued = deps.notifier?.notify({
         decisionId,
         event: ran.event,
