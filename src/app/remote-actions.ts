@@ -896,9 +896,16 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       input.event.name,
       input.event.dialect,
       input.policy.secrets,
+      input.event.toolInput,
     );
     if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);
-    const unused = fieldsNotPassedOn(sent.value.body, input.event.name, input.event.dialect, parsed.value);
+    const unused = fieldsNotPassedOn(
+      sent.value.body,
+      input.event.name,
+      input.event.dialect,
+      parsed.value,
+      input.event.toolInput,
+    );
     const turnEnd = turnEndNote(parsed.value, input.policy.secrets);
     const notes = [
       ...(dropped.length > 0 ? [`not interpolated: ${dropped.join(", ")}`] : []),

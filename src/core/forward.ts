@@ -14,6 +14,7 @@ import {
   PERMISSION_EVENTS,
 } from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
+import { deepEqual } from "./json-equal.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
@@ -177,7 +178,8 @@ interface Reading {
  * object (§6.3); deepagents ignores a `hookSpecificOutput` for another of its events.
  * `secrets` (`Policy.secrets`) are scrubbed from what a failure message quotes of the answer, and
  * from the texts it hands the agent: a server that quotes the credential it was called with
- * (`caller Bearer … may not run this`) must not pass it on.
+ * (`caller Bearer … may not run this`) must not pass it on. `toolInput` is the call as it came:
+ * an `updatedInput` equal to it rewrites nothing.
  */
 export function parseForwardResponse(
   ruleId: string,
@@ -186,6 +188,7 @@ export function parseForwardResponse(
   eventName: string,
   dialect: Dialect,
   secrets: readonly string[] = [],
+  toolInput?: unknown,
 ): Result<RuleEffect, ForwardFailure> {
   // §4.2: 3xx is not followed, and on any non-2xx the body is ignored, whatever it says. deepcode
   // blocks on a 4xx instead, and reads the body (§9): a team's server refusing so is an answer.
@@ -296,7 +299,9 @@ export function parseForwardResponse(
   // rewrite only with an allow (POLICY.md): the dialog is for the call as it came, and approving
   // it runs that call. The reason the server gave may speak of the rewrite, so the user is told.
   const unsentRewrite =
-    (decision === "ask" || decision === "defer") && own.updatedInput !== undefined
+    (decision === "ask" || decision === "defer") &&
+    own.updatedInput !== undefined &&
+    !deepEqual(own.updatedInput, toolInput)
       ? `hookgate did not apply the downstream hook's updatedInput: it sends a rewrite only with an allow, so this ${decision === "ask" ? "asks about" : "defers"} the call as it came`
       : undefined;
   const reason = unappliable
@@ -356,13 +361,15 @@ const NOT_PASSED_ON: readonly string[] = [
  * server's redaction of a tool's output looked applied. An `additionalContext` is among them
  * where the event carries none to the client (carriesContext): a Stop's, which Claude Code
  * 2.1.332 reads as a reason to go on, was dropped with the call audited as OK. So is an
- * `updatedInput` that `effect`, the answer as read, does not carry (one beside an ask).
+ * `updatedInput` that `effect`, the answer as read, does not carry (one beside an ask), unless it
+ * is `toolInput`, the call as it came: that rewrites nothing.
  */
 export function fieldsNotPassedOn(
   body: string,
   eventName: string,
   dialect: Dialect,
   effect?: RuleEffect,
+  toolInput?: unknown,
 ): string[] {
   const text = body.trim();
   if (!text.startsWith("{")) return [];
@@ -385,7 +392,8 @@ export function fieldsNotPassedOn(
   if (
     effect !== undefined &&
     effect.updatedInput === undefined &&
-    field(specific, "updatedInput") !== undefined
+    field(specific, "updatedInput") !== undefined &&
+    !deepEqual(field(specific, "updatedInput"), toolInput)
   )
     names.push("hookSpecificOutput.updatedInput");
   // A PermissionRequest allow's rules to persist (TV-19): the allow is passed on, the rules never

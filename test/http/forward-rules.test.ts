@@ -734,6 +734,30 @@ describe("forward rules", () => {
     ]);
   });
 
+  it("adds no note to a downstream ask whose updatedInput is the call as it came: nothing was rewritten", async () => {
+    // A server that echoes the input with each answer asks about the very call the dialog shows.
+    const app = await appWith();
+    next = {
+      body: JSON.stringify({
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "ask",
+          permissionDecisionReason: "Confirm the deletion",
+          updatedInput: { command: "rm -rf build" },
+        },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", bash("rm -rf build")));
+    expect(body.hookSpecificOutput).toEqual({
+      hookEventName: "PreToolUse",
+      permissionDecision: "ask",
+      permissionDecisionReason: "Confirm the deletion",
+    });
+    expect(lastAudit(app).pending).toEqual([
+      expect.not.objectContaining({ detail: expect.stringContaining("updatedInput") }),
+    ]);
+  });
+
   it("takes a PermissionRequest grant whose updatedInput is the call as it came as no rewrite: the PreToolUse ask it answers stands aside", async () => {
     // A PreToolUse ask shows the dialog; the team server grants it, echoing the input back. That
     // is the call the PreToolUse rules judged, not one they never saw.
