@@ -954,12 +954,14 @@ const SHELL = "AppData/Roaming/Microsoft/Windows";
  * The junctions Windows keeps for programs written before Vista, each with where it leads
  * (`C:\Documents and Settings` is `C:\Users`, a profile's `Application Data` its
  * `AppData\Roaming`): a listing of one is refused, a path through one opens the file it leads to.
+ * The two that lead to their own folder are read in one step however often they are repeated
+ * (`ProgramData\Application Data\Application Data\…` is `ProgramData`), as Windows opens them.
  */
 const LEGACY_JUNCTIONS: readonly (readonly [RegExp, string])[] = [
   [/^(\/[a-z])\/documents and settings(?=\/|$)/i, "$1/Users"],
   [/^(\/[a-z])\/users\/all users(?=\/|$)/i, "$1/ProgramData"],
   [/^(\/[a-z]\/users)\/default user(?=\/|$)/i, "$1/Default"],
-  [/^(\/[a-z]\/programdata)\/application data(?=\/|$)/i, "$1"],
+  [/^(\/[a-z]\/programdata)(?:\/application data)+(?=\/|$)/i, "$1"],
   [/^(\/[a-z])\/programdata\/(desktop|documents)(?=\/|$)/i, "$1/Users/Public/$2"],
   [/^(\/[a-z]\/programdata)\/(start menu|templates)(?=\/|$)/i, "$1/Microsoft/Windows/$2"],
   [new RegExp(`${PROFILE}\\/application data(?=\\/|$)`, "i"), "$1/AppData/Roaming"],
@@ -968,7 +970,7 @@ const LEGACY_JUNCTIONS: readonly (readonly [RegExp, string])[] = [
   [new RegExp(`${PROFILE}\\/(recent|sendto|start menu|templates)(?=\\/|$)`, "i"), `$1/${SHELL}/$2`],
   [new RegExp(`${PROFILE}\\/nethood(?=\\/|$)`, "i"), `$1/${SHELL}/Network Shortcuts`],
   [new RegExp(`${PROFILE}\\/printhood(?=\\/|$)`, "i"), `$1/${SHELL}/Printer Shortcuts`],
-  [new RegExp(`${PROFILE}\\/appdata\\/local\\/application data(?=\\/|$)`, "i"), "$1/AppData/Local"],
+  [new RegExp(`${PROFILE}\\/appdata\\/local(?:\\/application data)+(?=\\/|$)`, "i"), "$1/AppData/Local"],
   [new RegExp(`${PROFILE}\\/documents\\/my (music|pictures|videos)(?=\\/|$)`, "i"), "$1/$2"],
 ];
 

@@ -1121,6 +1121,15 @@ describe("a command's name in another case", () => {
       { ...windows, cwd: "C:\\Documents and Settings\\dev\\.ssh" },
     );
     expect(both("Read(~/.ssh/**)", throughCwd).any).toBe(true);
+    // A junction to its own folder opens that folder however many times it is repeated (past the
+    // hops through other junctions a path takes).
+    const loop = "Application Data\\".repeat(20);
+    for (const [rule, file_path] of [
+      ["Read(//c/ProgramData/ssh/**)", `C:\\ProgramData\\${loop}ssh\\ssh_host_ed25519_key`],
+      ["Read(~/AppData/Local/Google/**)", `C:\\Users\\dev\\AppData\\Local\\${loop}Google\\x`],
+      ["Read(~/AppData/Local/Google/**)", `C:\\Users\\dev\\Local Settings\\${loop}Google\\x`],
+    ] as const)
+      expect(both(rule, call("Read", { file_path })), file_path).toEqual({ any: true, all: false });
     // Read as where it leads, not as unknown; a POSIX client's such folder is a folder like any other.
     expect(
       both("Read(~/.ssh/**)", call("Read", { file_path: "C:\\Documents and Settings\\dev\\x" })).any,
