@@ -656,12 +656,18 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
       const shared = sharedPath(text);
       if (shared !== undefined) deny.push(opened(posixPath(shared, drive)));
       // A WSL distribution's share (`\\wsl$\Ubuntu\x`, or `x` from a cwd there) is `/x` in it,
-      // opened as Linux opens it (its /proc too), and `/mnt/c/x` there is `C:\x`.
+      // opened as Linux opens it (its /proc too), and `/mnt/c/x` there is `C:\x`, through the
+      // drive's legacy junctions as Windows opens it.
       const full = posix.startsWith("/") || rawCwd === undefined ? posix : `${rawCwd}/${posix}`;
       const wsl = WSL_SHARE.exec(full);
       if (wsl !== null) {
         const linux = openPath(full.slice(wsl[0].length), 0, { cwd: undefined, deny: true });
-        deny.push(linux, linux?.replace(/^\/mnt(?=\/[a-z](?:\/|$))/i, ""));
+        const mounted = linux?.replace(/^\/mnt(?=\/[a-z](?:\/|$))/i, "");
+        deny.push(
+          linux,
+          mounted,
+          mounted === linux || mounted === undefined ? mounted : throughJunctions(mounted),
+        );
       }
     }
     return { allow, deny };

@@ -928,6 +928,9 @@ describe("a command's name in another case", () => {
       expect(both("Read(//etc/**)", read(path, localhost)).any, path).toBe(true);
     const mounted = read("\\\\wsl$\\Ubuntu\\mnt\\c\\Users\\dev\\.ssh\\id_rsa", localhost);
     expect(both("Read(~/.ssh/**)", mounted).any).toBe(true);
+    // Through a legacy junction on C:, which the distribution's /mnt/c follows as Windows does.
+    const junction = "\\\\wsl$\\Ubuntu\\mnt\\c\\Documents and Settings\\dev\\.ssh\\id_rsa";
+    expect(both("Read(~/.ssh/**)", read(junction, localhost))).toEqual({ any: true, all: false });
     // A server named `c` reads as drive C: to the rules. Its paths are unknown, and so is a cwd there.
     const share = { cwd: "\\\\c\\share\\proj", transcriptPath };
     expect(both("Read(./**)", read("C:\\share\\proj\\x", share)).all).toBe(false);
