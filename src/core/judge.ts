@@ -305,7 +305,9 @@ export interface JudgeFailure {
 
 /**
  * Provider text that reaches a failure message is masked and cut: it ends up in logs. Masked
- * whole, then cut, so a cut never leaves the start of a secret.
+ * whole, then cut, so a cut never leaves the start of a secret. It loses its control characters
+ * first, as a verdict's reason does (`withoutControls`): the message is the onError reason the
+ * agent's terminal shows, and a refusal's text is the model's own, steerable by the event.
  */
 const MAX_PROVIDER_TEXT = 300;
 
@@ -320,7 +322,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 }
 
 function providerText(text: string, secrets: readonly string[]): string {
-  const masked = maskString(scrubSecrets(text, secrets));
+  const masked = maskString(scrubSecrets(withoutControls(text), secrets));
   return shorten(masked, MAX_PROVIDER_TEXT);
 }
 

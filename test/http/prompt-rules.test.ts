@@ -636,6 +636,35 @@ describe("prompt rules: a refusal", () => {
       ),
     });
   });
+
+  it("drops the control characters from a refusal's text, as from a verdict's reason", async () => {
+    // A refusal is the model's own words, steerable by the event it read as a reason is: its
+    // escape sequence reached the user's terminal in the onError reason.
+    const app = await appWith({}, { provider: "openai", url: model.openaiUrl });
+    model.script({
+      status: 200,
+      body: JSON.stringify({
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: null,
+              refusal: "I can't\u001b]52;c;cm0gLXJmIC8=\u0007 help\rwith that \u202eexe.txt",
+            },
+            finish_reason: "stop",
+          },
+        ],
+      }),
+    });
+    const body = await jsonOf(await app.post("/v1/hooks", write("/p/src/refused-escape.ts")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining(
+        "(JUDGE_REFUSED: openai refused to judge: I can't]52;c;cm0gLXJmIC8= helpwith that exe.txt)",
+      ),
+    });
+  });
 });
 
 describe("prompt rules: a model's url read from the environment", () => {

@@ -774,6 +774,18 @@ describe("parseJudgeResponse", () => {
     });
   });
 
+  it("drops the control characters from the provider's text it quotes, as from a verdict's reason", () => {
+    const said = "no\u001b]0;pwned\u0007 way\r\u202eexe";
+    expect(parseJudgeResponse("openai", 200, openaiAnswer(null, said))).toEqual({
+      ok: false,
+      error: { code: "JUDGE_REFUSED", message: "openai refused to judge: no]0;pwned wayexe" },
+    });
+    expect(parseJudgeResponse("anthropic", 400, JSON.stringify({ error: { message: said } }))).toEqual({
+      ok: false,
+      error: { code: "JUDGE_HTTP_ERROR", message: "anthropic answered HTTP 400: no]0;pwned wayexe" },
+    });
+  });
+
   it("does not take a verdict cut off at the token limit, even one that parses", () => {
     const anthropic = JSON.stringify({
       type: "message",
