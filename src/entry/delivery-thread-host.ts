@@ -42,7 +42,17 @@ export interface DeliveryThreadData {
   readonly heartbeatMs: number;
   /** `serve` listens (a thread started again): deliver from the start, not on `deliver`. */
   readonly delivering: boolean;
+  /**
+   * Two Int32s: the first IN_CALL while the thread is inside a SQLite call, ENDING once it is to
+   * make none; the second 1 once the host would end it, so that its call in progress is its last.
+   */
+  readonly calls: SharedArrayBuffer;
 }
+
+/** `DeliveryThreadData.calls`: the thread is inside a SQLite call; the host must not end it now. */
+export const IN_CALL = 1;
+/** `DeliveryThreadData.calls`: the host ends the thread; it makes no SQLite call from here. */
+export const ENDING = 2;
 
 /** Answering thread → delivery thread. */
 export type ToDeliveryThread =
@@ -83,7 +93,8 @@ export interface DeliveryThread {
   trouble(): DeliveryTrouble | undefined;
 }
 
-export interface DeliveryThreadOptions extends Omit<DeliveryThreadData, "heartbeatMs" | "delivering"> {
+export interface DeliveryThreadOptions
+  extends Omit<DeliveryThreadData, "heartbeatMs" | "delivering" | "calls"> {
   readonly env: NodeJS.ProcessEnv;
   /** Where the thread's log lines are written (serve's batched, scrubbed stdout). */
   readonly lines: LineSink;
@@ -94,6 +105,8 @@ export interface DeliveryThreadOptions extends Omit<DeliveryThreadData, "heartbe
   readonly script?: URL;
   /** HEARTBEAT_MS unless a test makes it shorter. */
   readonly heartbeatMs?: number;
+  /** STOP_MS unless a test makes it shorter. */
+  readonly stopMs?: number;
 }
 
 /**
@@ -115,6 +128,21 @@ export const HEARTBEAT_MS = 5000;
  * deliveries in flight a second send (same webhook-id) and an attempt each.
  */
 export const MISSED_HEARTBEATS = 6;
+
+/**
+ * Ends `thread` once it is between SQLite calls: one ended inside a call (waiting out the busy
+ * timeout on a queue file another process holds locked) aborted the whole process, better-sqlite3
+ * failing a V8 check as it threw its error (better-sqlite3 issue 1507). A call that never returns
+ * leaves the thread running, as ending it did.
+ */
+function endBetweenCalls(thread: Worker, calls: Int32Array): void {
+  Atomics.store(calls, 1, 1);
+  if (Atomics.compareExchange(calls, 0, 0, ENDING) === IN_CALL) {
+    setTimeout(() => endBetweenCalls(thread, calls), 10).unref();
+    return;
+  }
+  void thread.terminate();
+}
 
 /**
  * Resolves once the thread has opened the queue (it loads the rest after); rejects with why it
@@ -143,6 +171,9 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   });
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const silenceMs = MISSED_HEARTBEATS * heartbeatMs;
+  const stopMs = options.stopMs ?? STOP_MS;
+  /** The current thread's `DeliveryThreadData.calls`. */
+  let calls = new Int32Array(new SharedArrayBuffer(8));
 
   /** Starts a thread again after the back-off; returns the wait. */
   const restartLater = (): number => {
@@ -156,7 +187,15 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   /** `starting`: the first start's promise, settled by the thread's first word; restarts have none. */
   const spawn = (starting?: { resolve: () => void; reject: (e: Error) => void }) => {
     let start = starting;
-    const data: DeliveryThreadData = { dataDir: options.dataDir, settings, heartbeatMs, delivering };
+    const called = new Int32Array(new SharedArrayBuffer(8));
+    calls = called;
+    const data: DeliveryThreadData = {
+      dataDir: options.dataDir,
+      settings,
+      heartbeatMs,
+      delivering,
+      calls: called.buffer as SharedArrayBuffer,
+    };
     const thread = new Worker(options.script ?? new URL("./delivery-thread.js", import.meta.url), {
       workerData: data,
       env: options.env,
@@ -194,7 +233,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
           ),
         );
         start = undefined;
-        void thread.terminate();
+        endBetweenCalls(thread, called);
         return;
       }
       // Not waiting for its exit: a thread stuck in a native call (the SQLite driver) ends only
@@ -203,7 +242,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       alive = false;
       options.metrics.set("hookgate_delivery_thread_up", 0);
       options.metrics.increment("hookgate_delivery_thread_restarts_total", { reason: "unresponsive" });
-      void thread.terminate();
+      endBetweenCalls(thread, called);
       const inMs = restartLater();
       down = restarting(
         `the delivery thread stopped responding (nothing in ${Math.round(silent)} ms); started again in ${inMs} ms`,
@@ -305,10 +344,10 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       const exited = new Promise<void>((resolve) => {
         const timer = setTimeout(() => {
           options.logger.log("warn", "the delivery thread did not stop in time; ending it", {
-            afterMs: STOP_MS,
+            afterMs: stopMs,
           });
-          void worker.terminate();
-        }, STOP_MS);
+          endBetweenCalls(worker, calls);
+        }, stopMs);
         worker.once("exit", () => {
           clearTimeout(timer);
           resolve();

@@ -26,7 +26,9 @@ import type { DeliveryTrouble } from "../http/app.js";
 import {
   type DeliverySettings,
   type DeliveryThreadData,
+  ENDING,
   type FromDeliveryThread,
+  IN_CALL,
   JOURNAL_DIR,
   type ToDeliveryThread,
 } from "./delivery-thread-host.js";
@@ -69,6 +71,19 @@ const beat = () => {
   if (now - beatAt < data.heartbeatMs / 5) return;
   beatAt = now;
   post({ kind: "beat" });
+};
+/**
+ * Marks this thread inside a SQLite call, where the host must not end it (delivery-thread-host.ts
+ * `endBetweenCalls`); once the host would end it, the call in progress is the last one.
+ */
+const calls = new Int32Array(data.calls);
+const beforeCall = () => {
+  beat();
+  if (Atomics.compareExchange(calls, 0, 0, IN_CALL) === ENDING)
+    throw new Error("the delivery thread is being ended");
+};
+const afterCall = () => {
+  Atomics.store(calls, 0, Atomics.load(calls, 1) === 1 ? ENDING : 0);
 };
 
 let lines = "";
@@ -189,7 +204,8 @@ async function start(): Promise<void> {
         // No one call waits longer than a heartbeat (5 s in serve), so that with the beat before
         // each one a thread waiting on a lock is never silent for six.
         busyTimeoutMs: data.heartbeatMs,
-        beforeCall: beat,
+        beforeCall,
+        afterCall,
         // A job the queue dead-letters itself (a body that is not JSON) is told as the consumer's are.
         onDeadLettered: (letter) =>
           reportDeadLetter(

@@ -31,7 +31,7 @@ function standIn(source: string): URL {
 
 const FIRST: DeliverySettings = { document: { sinks: undefined, egress: undefined }, secrets: [] };
 
-function harness(script: URL, dataDir = "unused", settings = FIRST, heartbeatMs?: number) {
+function harness(script: URL, dataDir = "unused", settings = FIRST, heartbeatMs?: number, stopMs?: number) {
   const lines: string[] = [];
   const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
   const metrics = createPrometheusRegistry();
@@ -45,6 +45,7 @@ function harness(script: URL, dataDir = "unused", settings = FIRST, heartbeatMs?
       logger: { log: (_level, msg, fields) => logs.push({ msg, ...(fields ? { fields } : {}) }) },
       script,
       ...(heartbeatMs === undefined ? {} : { heartbeatMs }),
+      ...(stopMs === undefined ? {} : { stopMs }),
     });
     // Stopped before the test's directories are removed, however the test ended.
     whenDone(() => thread.stop());
@@ -491,6 +492,48 @@ describe("startDeliveryThread", () => {
       "the delivery thread stopped responding; ended it and starting it again",
     );
     await thread.stop();
+  }, 60_000);
+
+  it("ends a real thread that does not stop in time between SQLite calls, not inside one waiting on a lock (built dist/)", async () => {
+    // A queue file another process holds locked as serve stops with deliveries in flight: each
+    // one that ends is a write that waits out the busy timeout. Ended inside such a wait,
+    // better-sqlite3 failed a V8 check as it threw SQLITE_BUSY, which aborted the whole process
+    // (and this test's worker with it).
+    const dataDir = tempDir("thread");
+    const held: ServerResponse[] = [];
+    const sink = await loopbackServer((_req, res) => {
+      held.push(res);
+    });
+    whenDone(() => sink.close());
+    const settings: DeliverySettings = {
+      document: {
+        sinks: {
+          audit: { type: "webhook", url: `${sink.url}/a`, retryScheduleSeconds: [1, 1, 1, 1, 1] },
+          audit2: { type: "webhook", url: `${sink.url}/b`, retryScheduleSeconds: [1, 1, 1, 1, 1] },
+        },
+        egress: { allowCidrs: ["127.0.0.1/32"] },
+      },
+      secrets: [],
+    };
+    // Busy waits of a second each; the stop ends the thread after a tenth of one.
+    const { logs, start } = harness(REAL_THREAD, dataDir, settings, 1000, 100);
+    const thread = await start();
+    const notify = notifier(dataDir, thread);
+    for (let n = 1; n <= 5; n++) {
+      notify(n);
+      notify(n, "audit2");
+    }
+    await until(() => held.length === 10);
+    expect(held).toHaveLength(10);
+    const lock = new Database(join(dataDir, "queue.sqlite"));
+    whenDone(() => lock.close());
+    lock.exec("BEGIN IMMEDIATE");
+    // Ten writes in a row, each waiting on the lock, as the stop begins.
+    for (const res of held.splice(0)) res.writeHead(503).end();
+    await until(() => sink.received.length === 10);
+    await thread.stop();
+    expect(logs.map((l) => l.msg)).toContain("the delivery thread did not stop in time; ending it");
+    lock.exec("COMMIT");
   }, 60_000);
 
   it("puts back a queue file deleted under the real thread readable by its user alone, in a data dir of a wider mode (built dist/)", async () => {

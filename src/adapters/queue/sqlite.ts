@@ -37,6 +37,12 @@ export interface SqliteQueueOptions {
    */
   readonly beforeCall?: () => void;
   /**
+   * Called once each call `beforeCall` announced has returned or thrown: `serve`'s delivery thread
+   * marks itself between calls there, where the host may end it (ended inside one, better-sqlite3
+   * aborts the whole process).
+   */
+  readonly afterCall?: () => void;
+  /**
    * Told of each job the queue dead-letters itself, once the commit that did is in: a stored body
    * that is not JSON (an unreadable intake journal line), buried as stored when a receive would
    * lease it, again after each replay. Never given the body, which may hold anything.
@@ -346,10 +352,18 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     Object.assign(new Error(`the SQLite queue at ${options.path}: ${errorMessage(e)}`, { cause: e }), {
       code: (e as { code?: unknown } | null)?.code,
     });
-  const naming = <R>(run: () => R): R => {
+  /** `run`, a call into SQLite, between `beforeCall` and `afterCall`. */
+  const calling = <R>(run: () => R): R => {
     options.beforeCall?.();
     try {
       return run();
+    } finally {
+      options.afterCall?.();
+    }
+  };
+  const naming = <R>(run: () => R): R => {
+    try {
+      return calling(run);
     } catch (e) {
       throw named(e);
     }
@@ -688,10 +702,9 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     const batch = waiting;
     waiting = [];
     if (batch.length === 0) return;
-    options.beforeCall?.();
     let committed: ReturnType<typeof commitAll>;
     try {
-      committed = commitAll.immediate(batch);
+      committed = calling(() => commitAll.immediate(batch));
     } catch (e) {
       for (const b of batch) {
         if (b.tries === 0 && db.open) enqueueWork({ ...b, tries: 1 });
@@ -851,7 +864,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     async close() {
       if (db.open) {
         commitWaiting();
-        db.close();
+        calling(() => db.close());
       }
     },
   };
