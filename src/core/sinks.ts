@@ -187,16 +187,18 @@ function jsonHeaders(): Record<string, string> {
 /**
  * Where a delivery to the sink goes: its URL, Discord's Execute Webhook endpoint for a Discord
  * sink (discord-url.ts), the repository's dispatches endpoint for a GitHub one. `hookgate check`
- * judges this URL.
+ * judges this URL. Blanks around the URL (a pasted variable's) are dropped first, as a URL's
+ * parser drops them: spliced onto, they went into the path, and every delivery failed.
  */
 export function deliveryUrl(sink: {
   readonly type: string;
   readonly url?: string | undefined;
   readonly repo?: string | undefined;
 }): string {
-  if (sink.type === "discord") return discordWebhookUrl(sink.url ?? "");
-  if (sink.type !== "github-dispatch") return sink.url ?? "";
-  const base = (sink.url ?? "https://api.github.com").replace(/\/+$/, "");
+  const url = sink.url?.trim();
+  if (sink.type === "discord") return discordWebhookUrl(url ?? "");
+  if (sink.type !== "github-dispatch") return url ?? "";
+  const base = (url ?? "https://api.github.com").replace(/\/+$/, "");
   return `${base}/repos/${sink.repo}/dispatches`;
 }
 

@@ -480,8 +480,11 @@ describe("buildSinkRequest: discord", () => {
     [`${url}?thread_id=42`, `${url}?thread_id=42&wait=true`],
     [`${url}/slack?wait=false&thread_id=42`, `${url}?thread_id=42&wait=true`],
     [`${url}#frag`, `${url}?wait=true`],
+    // Blanks a pasted variable brought along, which a URL's parser drops: kept, they went into the path.
+    [` ${url} `, `${url}?wait=true`],
+    [`${url}\n`, `${url}?wait=true`],
   ])("posts %s to Discord's Execute Webhook endpoint %s", async (configured, expected) => {
-    expect(discordWebhookUrl(configured)).toBe(expected);
+    expect(discordWebhookUrl(configured.trim())).toBe(expected);
     const request = await buildSinkRequest({ type: "discord", url: configured }, notification(), CREATED_AT);
     expect(request.url).toBe(expected);
     expect(endsInSlackEndpoint(configured)).toBe(configured.includes("/slack"));
@@ -870,7 +873,8 @@ describe("buildSinkRequest: github-dispatch", () => {
   it.each([
     ["https://ghe.acme.example/api/v3", "https://ghe.acme.example/api/v3/repos/acme/app/dispatches"],
     ["http://127.0.0.1:9999/", "http://127.0.0.1:9999/repos/acme/app/dispatches"],
-  ])("uses sink.url %s as the API base", async (url, expected) => {
+    ["https://ghe.acme.example/api/v3 ", "https://ghe.acme.example/api/v3/repos/acme/app/dispatches"],
+  ])("uses sink.url %j as the API base", async (url, expected) => {
     expect((await buildSinkRequest({ ...sink, url }, notification(), CREATED_AT)).url).toBe(expected);
   });
 
