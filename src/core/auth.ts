@@ -162,6 +162,13 @@ export async function authenticate(
       "AUTH_UNKNOWN_TOKEN",
       `the hook sent ${JSON.stringify(token)} as its token, a variable's name its client did not expand: list the variable, spelt exactly so, in the hook's allowedEnvVars and set it in the agent's environment`,
     );
+  // Every token's variable unset where the gateway runs (a Worker's secret never put): no token
+  // can match, and "check HOOKGATE_TOKEN" sent each team's user to a token that may be right.
+  if (policy.auth.tokens.every((t) => t.sha256 === undefined))
+    return fail(
+      "AUTH_UNKNOWN_TOKEN",
+      `the gateway has no token to check it against: the variables its policy's auth.tokens read are not set where it runs, for its operator to set (its "policy warning" log lines name them)`,
+    );
   return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix().unknown}`);
 }
 

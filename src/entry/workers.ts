@@ -368,7 +368,13 @@ async function loadPolicyText(text: unknown): Promise<{ policy: Policy } | { pro
       const problem = wrong
         ? w.message.replace(`${named} is not set`, `${named} is bound as ${wrong.what}, which is no text`)
         : w.message;
-      logger.log("warn", "policy warning", { path: w.path, problem, ...(wrong && { fix: wrong.fix }) });
+      // An unset one is a secret never put: said so, as Node's reload says to restart serve.
+      const fix =
+        wrong?.fix ??
+        (w.unsetVariable === undefined
+          ? undefined
+          : `set it with \`wrangler secret put ${nameToShow(w.unsetVariable) ?? "NAME"}\``);
+      logger.log("warn", "policy warning", { path: w.path, problem, ...(fix && { fix }) });
     }
     const maxBodyBytes = loaded.value.policy.defaults.maxBodyBytes;
     if (maxBodyBytes > WORKERS_MAX_BODY_BYTES)

@@ -96,6 +96,41 @@ describe("authenticate", () => {
     expect(other.ok || other.message).toMatch(/not one this gateway knows/);
   });
 
+  it("says the gateway has no token when every token's variable was unset at load, not to check the hook's", async () => {
+    const unset = await policyFrom({
+      version: 1,
+      rules: [],
+      auth: {
+        tokens: [
+          { team: "web", env: "WEB_TOKEN" },
+          { team: "ops", env: "OPS_TOKEN" },
+        ],
+      },
+    });
+    expect(await authenticate("Bearer a-right-token", unset, sha256)).toEqual({
+      ok: false,
+      code: "AUTH_UNKNOWN_TOKEN",
+      message:
+        'the gateway has no token to check it against: the variables its policy\'s auth.tokens read are not set where it runs, for its operator to set (its "policy warning" log lines name them)',
+    });
+    // One of them set: the hook's token may be wrong after all.
+    const one = await policyFrom(
+      {
+        version: 1,
+        rules: [],
+        auth: {
+          tokens: [
+            { team: "web", env: "WEB_TOKEN" },
+            { team: "ops", env: "OPS_TOKEN" },
+          ],
+        },
+      },
+      { OPS_TOKEN: "ops-token" },
+    );
+    const outcome = await authenticate("Bearer guess", one, sha256);
+    expect(outcome.ok || outcome.message).toMatch(/not one this gateway knows: check HOOKGATE_TOKEN$/);
+  });
+
   it("never matches a token whose variable was unset at load, even an empty one", async () => {
     expect((await authenticate("Bearer undefined", policy, sha256)).ok).toBe(false);
   });

@@ -174,3 +174,38 @@ describe("a policy that does not load", () => {
     },
   );
 });
+
+describe("a policy whose token variables are not set as the Worker's secrets", () => {
+  const policy = JSON.stringify({
+    version: 1,
+    rules: [],
+    auth: { tokens: [{ team: "platform", env: "PLATFORM_TEAM_ID" }] },
+  });
+
+  it("tells every hook the gateway has no token to check, not to check its own, and the log how to set it", async () => {
+    const lines: string[] = [];
+    vi.spyOn(console, "warn").mockImplementation((line: string) => lines.push(line));
+    const res = await callWorker(
+      new Request("https://hookgate.test/v1/hooks/claude-code", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer a-teams-token" },
+        body: PRE_TOOL_USE,
+      }),
+      { HOOKGATE_POLICY: policy },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-hookgate-error")).toBe("AUTH_UNKNOWN_TOKEN");
+    const body = await answerOf(res);
+    expect(body.hookSpecificOutput.permissionDecision).toBe("deny");
+    // It said "check HOOKGATE_TOKEN", sending every user to a token that may well be right.
+    expect(body.systemMessage).toContain("the gateway has no token to check it against");
+    expect(body.systemMessage).not.toContain("check HOOKGATE_TOKEN");
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(
+      expect.objectContaining({
+        msg: "policy warning",
+        path: "$.auth.tokens[0].env",
+        fix: "set it with `wrangler secret put PLATFORM_TEAM_ID`",
+      }),
+    );
+  });
+});
