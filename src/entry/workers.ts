@@ -267,11 +267,11 @@ function binding<T>(name: BindingName): T | undefined {
   return undefined;
 }
 
-/** Why the binding `name` cannot be used: missing, or of another kind. */
+/** Why the binding `name` cannot be used: missing (with where to bind it), or of another kind. */
 const unusable = (name: BindingName) =>
   new Error(
     bindings[name] === undefined
-      ? `the ${name} binding is missing`
+      ? `the ${name} binding is missing: bind it in wrangler.toml as ${BINDING_KINDS[name][1]}`
       : `the ${name} binding is not ${BINDING_KINDS[name][1]}`,
   );
 

@@ -62,6 +62,18 @@ describe("a binding of another kind", () => {
     );
   });
 
+  it("missing, as HOOKGATE_QUEUE, is named in the enqueue failure with where to bind it", async () => {
+    // "the HOOKGATE_QUEUE binding is missing" said neither where nor as what to bind it.
+    const lines = await notifyWith({ HOOKGATE_QUEUE: undefined });
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: "enqueue failed; the decision was answered anyway",
+        error:
+          "the HOOKGATE_QUEUE binding is missing: bind it in wrangler.toml as a queue producer ([[queues.producers]])",
+      }),
+    );
+  });
+
   it("as HOOKGATE_METRICS is said once, not at every counter", async () => {
     // Each counter warned "dataset(...)?.writeDataPoint is not a function", several per event.
     const dataset = { writeDataPoints: () => {} };
