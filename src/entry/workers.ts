@@ -495,6 +495,16 @@ async function handle(
     notifier,
     recorder: recording() ? createLogRecorder(logger) : undefined,
     runtimeLeftMs,
+    // A policy that notifies, with no queue to send to: each event's send fails (logged, counted),
+    // and /healthz, which `hookgate doctor` reads, said ok while every notification was lost.
+    deliveryTrouble: () =>
+      queue === undefined && state.policy.rules.some((r) => r.notify.length > 0)
+        ? {
+            delivery: "failing",
+            error: `${unusable("HOOKGATE_QUEUE").message.replace(/: bind it .*$/, "")}: no notify event is sent`,
+            fix: `bind HOOKGATE_QUEUE in wrangler.toml as ${BINDING_KINDS.HOOKGATE_QUEUE[1]}`,
+          }
+        : undefined,
     // The runtime waits for a body for as long as its client stays connected.
     bodyDeadline,
     bodyCeiling: BODY_CEILING,

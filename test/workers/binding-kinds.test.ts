@@ -74,6 +74,37 @@ describe("a binding of another kind", () => {
     );
   });
 
+  it.each([
+    ["missing", undefined, "the HOOKGATE_QUEUE binding is missing: no notify event is sent"],
+    [
+      "of another kind",
+      "hookgate-jobs",
+      "the HOOKGATE_QUEUE binding is not a queue producer ([[queues.producers]]): no notify event is sent",
+    ],
+  ])(
+    "%s, as HOOKGATE_QUEUE under a policy that notifies, fails /healthz's delivery, as doctor reads it",
+    async (_what, queue, error) => {
+      // /healthz said ok while every notify event's send failed.
+      const health = async (changes: Record<string, unknown>) => {
+        const res = await worker.fetch(
+          new Request("https://hookgate.test/healthz"),
+          { ...env, ...changes } as unknown as WorkerEnv,
+          createExecutionContext(),
+        );
+        expect(res.status).toBe(200);
+        return (await res.json()) as Record<string, unknown>;
+      };
+      vi.spyOn(console, "error").mockImplementation(() => {});
+      expect(await health({ HOOKGATE_QUEUE: queue })).toMatchObject({
+        status: "ok",
+        delivery: "failing",
+        deliveryError: error,
+        deliveryFix: "bind HOOKGATE_QUEUE in wrangler.toml as a queue producer ([[queues.producers]])",
+      });
+      expect(await health({})).not.toHaveProperty("delivery");
+    },
+  );
+
   it("as HOOKGATE_METRICS is said once, not at every counter", async () => {
     // Each counter warned "dataset(...)?.writeDataPoint is not a function", several per event.
     const dataset = { writeDataPoints: () => {} };
