@@ -56,7 +56,7 @@ export interface NotifyDeps {
    * fails every call is told when it starts, once a minute and when it ends, not once per
    * notifier. A notifier of its own when absent.
    */
-  readonly storeFailures?: ToldFailure | undefined;
+  readonly storeFailures?: StoreFailures | undefined;
   /**
    * Runs the enqueue: returning its promise makes the answer wait for it (Node); returning
    * nothing runs it after the answer (waitUntil on Workers, the invocation's settle on Lambda).
@@ -144,26 +144,41 @@ function teamKey(team: string, id: unknown, toolName?: string): string | undefin
   return key.length <= MAX_ID_BYTES && utf8Length(key) <= MAX_ID_BYTES ? key : undefined;
 }
 
+/** How the session store's failures are told, one `ToldFailure` for each operation (`sessionStoreFailures`). */
+export type StoreFailures = (operation: string) => ToldFailure;
+
 /**
  * A store that fails every call (a damaged file, a KV outage) fails every tool call's: told when
- * it starts, when its error changes and then once a minute, not once or twice per event.
+ * it starts, when its error changes and then once a minute, not once or twice per event. Each
+ * operation's are told apart: on a full disk the writes fail and the reads work, and one read
+ * working told the store working again and the next write's failure as new, two lines for every
+ * permission prompt while the disk stayed full.
  */
-export function sessionStoreFailures(logger: Logger, clock: Clock): ToldFailure {
-  return toldFailure(
-    logger,
-    "warn",
-    "session store failed; the notification goes out without it",
-    "session store works again",
-    clock.monotonic,
-  );
+export function sessionStoreFailures(logger: Logger, clock: Clock): StoreFailures {
+  const byOperation = new Map<string, ToldFailure>();
+  return (operation) => {
+    let told = byOperation.get(operation);
+    if (told === undefined) {
+      told = toldFailure(
+        logger,
+        "warn",
+        "session store failed; the notification goes out without it",
+        "session store works again",
+        clock.monotonic,
+      );
+      byOperation.set(operation, told);
+    }
+    return told;
+  };
 }
 
 export function createNotifier(deps: NotifyDeps): Notifier {
   const storeFailures = deps.storeFailures ?? sessionStoreFailures(deps.logger, deps.clock);
   /**
    * Enrichment only adds context: when the session store fails, log it, count it and send anyway.
-   * `readsStore`: the task always calls the store, so that it worked says the store works again
-   * (told once, and its next failure is told as new); a correlation calls it only for some events.
+   * `readsStore`: the task always calls the store, so that it worked says the operation works
+   * again (told once, and its next failure is told as new); a correlation calls it only for some
+   * events, and answers something only when it did.
    */
   async function enrich<T>(
     what: string,
@@ -173,10 +188,10 @@ export function createNotifier(deps: NotifyDeps): Notifier {
   ): Promise<T | undefined> {
     try {
       const value = await byDeadline(task(), deadline, deps.clock.monotonic);
-      if (readsStore) storeFailures.worked({ what });
+      if (readsStore || value !== undefined) storeFailures(what).worked({ what });
       return value;
     } catch (e) {
-      storeFailures.failed(errorMessage(e), { what });
+      storeFailures(what).failed(errorMessage(e), { what });
       // Counted at every failure, as the log tells only some of them.
       deps.metrics?.increment("hookgate_session_store_failed_total", { operation: what });
       return undefined;

@@ -25,7 +25,7 @@ import type {
 } from "../adapters/queue/cloudflare.js";
 import type { KvNamespaceLike } from "../adapters/session/kv.js";
 import type { Deliverer } from "../app/deliver.js";
-import type { Notifier } from "../app/notify.js";
+import type { Notifier, StoreFailures } from "../app/notify.js";
 import type { RemoteActions } from "../app/remote-actions.js";
 import { createLogRecorder, recordsAsked } from "../app/replay.js";
 import type { DeliveryJob } from "../core/delivery.js";
@@ -40,7 +40,6 @@ import {
   type PolicyDeps,
 } from "../core/policy.js";
 import type { Egress, Logger, LogLevel, Metrics } from "../core/ports.js";
-import type { ToldFailure } from "../core/recurring-failure.js";
 import { nameToShow, variableNamedHere, variableShown } from "../core/secret-ref.js";
 import { createApp } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
@@ -518,7 +517,7 @@ async function handle(
  * How the session store's failures have been told, for the isolate: the notifier is made per
  * request, and each of its own told a KV outage again.
  */
-let storeFailures: ToldFailure | undefined;
+let storeFailures: StoreFailures | undefined;
 
 /**
  * The notifier, loaded with the first event that has notify work: a policy whose rules notify

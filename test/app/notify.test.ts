@@ -500,6 +500,45 @@ describe("createNotifier", () => {
     ]);
   });
 
+  it("tells writes that keep failing once, though the reads between them work", async () => {
+    // A sessions.sqlite on a full disk fails every write and reads on: each permission prompt's
+    // read was told as the store working again and the next tool call's write as a new failure,
+    // two lines per prompt for as long as the disk stayed full.
+    const tasks: Promise<void>[] = [];
+    const logs: { msg: string; fields?: Record<string, unknown> | undefined }[] = [];
+    const store = createMemorySessionStore();
+    store.rememberTool = async () => {
+      throw new Error("the session store at /data/sessions.sqlite: database or disk is full");
+    };
+    const notifier = createNotifier({
+      queue: createMemoryQueue<DeliveryJob>(),
+      clock: { now: () => 0, monotonic: () => 0 },
+      logger: { log: (_level, msg, fields) => logs.push({ msg, fields }) },
+      sessions: store,
+      defer: (t) => {
+        tasks.push(t());
+      },
+    });
+    const pre = parseHookEvent({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command: "ls" },
+    });
+    if (!pre.ok) throw new Error(pre.error.message);
+    for (let i = 0; i < 3; i++) {
+      notifier.notify({ ...promptInput(`a${i}`), event: pre.value, notify: [] });
+      notifier.notify({ ...promptInput(`b${i}`), event: pre.value, notify: [] });
+      notifier.notify(promptInput(`p${i}`));
+      await Promise.all(tasks);
+    }
+    expect(logs.map((l) => [l.msg, l.fields?.what])).toEqual([
+      ["session store failed; the notification goes out without it", "rememberTool"],
+    ]);
+  });
+
   it("tells a store outage once a minute and its end across notifiers made per event, sharing how it was told", async () => {
     // Workers makes a notifier per request: each told the outage of its own, once per event.
     const logs: { msg: string; fields?: Record<string, unknown> | undefined }[] = [];
