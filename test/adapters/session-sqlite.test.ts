@@ -41,7 +41,8 @@ describe("createSqliteSessionStore", () => {
     );
     first.close();
 
-    const second = createSqliteSessionStore(path);
+    // Opened again within the day: nothing it remembered is a day old yet.
+    const second = createSqliteSessionStore(path, 5000, T0 + DAY - 1);
     try {
       expect(await second.lastTool("s1")).toEqual({ toolName: "Edit", summary: "src/a.ts" });
       expect(await second.lastTool("s2")).toBeUndefined();
@@ -159,6 +160,30 @@ describe("createSqliteSessionStore", () => {
       store.close();
     }
     expect(count("session_tools")).toBe(1);
+  });
+
+  it("forgets what is a day old when it opens, for a serve restarted before its sweeps came round", async () => {
+    // A sweep runs each 1,000 writes of one process: a serve restarted more often than that (a
+    // laptop's, daily) never swept, and each day's tool calls stayed in the file for good.
+    for (let day = 0; day < 4; day++) {
+      const store = createSqliteSessionStore(path, 5000, T0 + day * DAY);
+      try {
+        for (let i = 0; i < 100; i++) {
+          await store.rememberTool([`s${day}-${i}`], { toolName: "Bash", summary: "ls" }, T0 + day * DAY + i);
+          await store.rememberToolHalf(
+            `c${day}-${i}`,
+            { kind: "result", status: "success", output: "" },
+            T0 + day * DAY + i,
+          );
+        }
+      } finally {
+        store.close();
+      }
+    }
+    createSqliteSessionStore(path, 5000, T0 + 3 * DAY + 200).close();
+    // The last day's alone: the day before's are all a day old at the last open.
+    expect(count("session_tools")).toBe(100);
+    expect(count("tool_halves")).toBe(100);
   });
 
   it("forgets a deepagents tool call's halves a day after they were written", async () => {
