@@ -401,8 +401,9 @@ describe("bench/decision.js given answers under load other than the deny it chec
         policyPath,
         "--rounds",
         "1",
+        // Long enough that the reload below lands within the load on a host busy with other work.
         "--duration",
-        "1",
+        "3",
         "--warmup",
         "1",
         "--ladder",
