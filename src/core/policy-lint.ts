@@ -50,7 +50,7 @@ import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
 import { ownOnError, ruleOnError } from "./rule-failure.js";
-import { ENV_NAME, HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
+import { ENV_NAME, HEADER_VAR_NAME, nameToShow, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
 import { compileWhere, compileWhereGlob } from "./where.js";
 
@@ -111,6 +111,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
   lintInlineSecrets(policy, warn);
   lintForwardHeaderVariables(policy, warn, env);
   lintEnvTakenAsWritten(policy, warn);
+  lintShellVariables(policy, warn);
   lintEgressTargets(policy, warn, env);
   lintMetadataOpened(policy, warn);
   const notified = new Set(policy.rules.flatMap((rule) => rule.notify));
@@ -1372,7 +1373,9 @@ function deepcodeIgnoresBlock(event: string, how: string): string {
 
 /** A value that should come from the environment, written into the file instead. */
 function lintInlineSecrets(policy: Policy, warn: (path: string, message: string) => void): void {
-  const inline = (value: string | undefined) => value !== undefined && !value.startsWith("env:");
+  // A "$NAME" is a variable meant, which lintShellVariables says how to read.
+  const inline = (value: string | undefined) =>
+    value !== undefined && !value.startsWith("env:") && shellVariable(value) === undefined;
   // A URL whose query or path carries its credential (`?token=`, `?sig=`, a random segment) is
   // a secret as a Slack URL is: the same parts the gateway scrubs (policy.ts `secretUrlParts`),
   // and a query parameter masking reads as a credential.
@@ -1447,6 +1450,40 @@ function lintEnvTakenAsWritten(policy: Policy, warn: (path: string, message: str
         if (!(path.length === 2 && path[0] === "rules" && key === "description")) walk(item, [...path, key]);
   };
   walk(document, []);
+}
+
+/**
+ * A field that reads `"env:NAME"` written `"$NAME"` or `"${NAME}"`, as a shell, a .env file or a
+ * forward header reads a variable: hookgate takes it as written (a URL with no scheme, a secret
+ * that is that text), so every call with it fails. Said with what to write instead.
+ */
+function lintShellVariables(policy: Policy, warn: (path: string, message: string) => void): void {
+  const say = (path: string, value: string | undefined) => {
+    const name = shellVariable(value);
+    if (name !== undefined)
+      warn(
+        path,
+        `"${value}" is taken as written, not read from the environment: hookgate reads a variable here as "env:NAME"; write "env:${name}"`,
+      );
+  };
+  for (const rule of policy.rules) say(`${rule.path}.forward.url`, rule.document.forward?.url);
+  for (const [name, sink] of Object.entries(policy.document.sinks ?? {}))
+    for (const field of SINK_ENV_FIELDS[sink.type])
+      say(jsonPath(["sinks", name, field]), (sink as Record<string, unknown>)[field] as string | undefined);
+  for (const [name, model] of Object.entries(policy.document.models ?? {})) {
+    say(jsonPath(["models", name, "apiKey"]), model.apiKey);
+    say(jsonPath(["models", name, "url"]), model.url);
+  }
+}
+
+/**
+ * The variable a whole value `$NAME` or `${NAME}` names, if it is one; not a name that reads like
+ * a secret (nameToShow), which stays an inline secret and is never quoted.
+ */
+function shellVariable(value: string | undefined): string | undefined {
+  const match = value === undefined ? null : /^\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))$/.exec(value);
+  const name = match?.[1] ?? match?.[2];
+  return name === undefined ? undefined : nameToShow(name);
 }
 
 /**
@@ -1564,6 +1601,8 @@ function lintEgressTargets(
     // An unset variable is warned about when the policy loads; a set one is judged as it reads.
     if (action.kind !== "forward" || action.unsetUrlVariable !== undefined) continue;
     const written = rule.document.forward?.url;
+    // A "$NAME" is said once, by lintShellVariables, not as a URL with no scheme.
+    if (shellVariable(written) !== undefined) continue;
     judge(
       `${rule.path}.forward.url`,
       action.forward.url,
@@ -1573,6 +1612,7 @@ function lintEgressTargets(
   for (const [name, sink] of Object.entries(policy.document.sinks ?? {})) {
     // An unset variable is warned about when the policy loads; a set one is judged as written here.
     const fromEnv = sink.url?.startsWith("env:") === true;
+    if (shellVariable(sink.url) !== undefined) continue;
     if (fromEnv && !(SINK_ENV_FIELDS[sink.type] as readonly string[]).includes("url")) continue;
     const raw = fromEnv && sink.url !== undefined ? env && resolveSecret(sink.url, env) : sink.url;
     if (fromEnv && raw === undefined) continue;
@@ -1586,6 +1626,7 @@ function lintEgressTargets(
     // An unset variable is warned about when the policy loads; a set one is judged as it reads.
     if (model.unsetUrlVariable !== undefined) continue;
     const written = policy.document.models?.[model.name]?.url;
+    if (shellVariable(written) !== undefined) continue;
     const fromEnv = written?.startsWith("env:") === true;
     judge(
       jsonPath(model.url ? ["models", model.name, "url"] : ["models", model.name]),

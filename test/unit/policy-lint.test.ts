@@ -1255,6 +1255,56 @@ describe('lintPolicy: an "env:NAME" where none is read', () => {
       `$.models.m.model: ${why}`,
     ]);
   });
+
+  it("says to write env:NAME for a shell-style $NAME or {NAME} in braces where hookgate reads env:NAME", async () => {
+    // A shell's braced variable, written so that no string here reads as a template.
+    const braced = (name: string) => `$\{${name}}`;
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      egress: { allowedHttpHookUrls: ["https://*.acme.example/*"] },
+      rules: [
+        { id: "f", on: "PreToolUse", forward: { url: braced("TEAM_SERVER") } },
+        { id: "j", on: "PreToolUse", prompt: { text: "Is it safe? $ARGUMENTS", model: "m" } },
+        { id: "n", on: "Stop", notify: ["hook", "gh", "chat"] },
+      ],
+      sinks: {
+        hook: { type: "webhook", url: braced("SIEM_URL"), secret: "$SIEM_WHSEC" },
+        gh: { type: "github-dispatch", repo: "acme/app", eventType: "end", token: braced("GITHUB_TOKEN") },
+        chat: { type: "slack", url: "$SLACK_WEBHOOK_URL" },
+      },
+      models: {
+        m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: braced("ANTHROPIC_API_KEY") },
+      },
+    });
+    const write = (spelt: string, name: string) =>
+      `"${spelt}" is taken as written, not read from the environment: hookgate reads a variable here as "env:NAME"; write "env:${name}"`;
+    const at = (path: string) =>
+      lintPolicy(policy)
+        .filter((w) => w.path === path)
+        .map((w) => w.message);
+    // Only the fix: not "write the URL in full" (it has no scheme), nor "an inline secret".
+    expect(at("$.rules[0].forward.url")).toEqual([write(braced("TEAM_SERVER"), "TEAM_SERVER")]);
+    expect(at("$.sinks.hook.url")).toEqual([write(braced("SIEM_URL"), "SIEM_URL")]);
+    expect(at("$.sinks.hook.secret")).toEqual([write("$SIEM_WHSEC", "SIEM_WHSEC")]);
+    expect(at("$.sinks.gh.token")).toEqual([write(braced("GITHUB_TOKEN"), "GITHUB_TOKEN")]);
+    expect(at("$.sinks.chat.url")).toEqual([write("$SLACK_WEBHOOK_URL", "SLACK_WEBHOOK_URL")]);
+    expect(at("$.models.m.apiKey")).toEqual([write(braced("ANTHROPIC_API_KEY"), "ANTHROPIC_API_KEY")]);
+  });
+
+  it("keeps a $-led value that reads like a secret an inline secret, never quoted", async () => {
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [{ id: "j", on: "PreToolUse", prompt: { text: "Is it safe? $ARGUMENTS", model: "m" } }],
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "$q8ZrT2vKx9LmW3pN7sYb" } },
+    });
+    expect(
+      lintPolicy(policy)
+        .filter((w) => w.path === "$.models.m.apiKey")
+        .map((w) => w.message),
+    ).toEqual(['is an inline secret; use "env:NAME"']);
+  });
 });
 
 describe("lintPolicy: sinks", () => {
