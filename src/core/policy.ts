@@ -517,6 +517,17 @@ function explained(
       message: `${issueMessage(issue)}; a token's env names the variable itself, without "env:"${write}`,
     };
   }
+  // Or as a shell reads it (`$NAME`, `${NAME}`); said only of a name that does not read like a secret.
+  const shellName =
+    issue.code === "invalid_format" && path[0] === "auth" && path[3] === "env" && typeof at === "string"
+      ? /^\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))$/.exec(at)
+      : null;
+  const shownShellName = nameToShow(shellName?.[1] ?? shellName?.[2] ?? "");
+  if (shownShellName !== undefined)
+    return {
+      path,
+      message: `${issueMessage(issue)}; a token's env names the variable itself, without "$" or braces: write "${shownShellName}"`,
+    };
   if (issue.code !== "invalid_union") return { path, message: issueMessage(issue) };
   // A discriminator no form has (a sink's `type`): the values it takes.
   const options = "options" in issue ? issue.options : undefined;

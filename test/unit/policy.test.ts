@@ -403,6 +403,25 @@ describe("loadPolicy", () => {
     ]);
   });
 
+  it("says which name to write for a token env written as a shell reads it, $NAME or {NAME} in braces", async () => {
+    const braced = (name: string) => `$\{${name}}`;
+    const problems = await problemsOf({
+      version: 1,
+      rules: [],
+      auth: {
+        tokens: [
+          { team: "t", env: braced("HOOKGATE_TOKEN_T") },
+          { team: "u", env: "$HOOKGATE_TOKEN_U" },
+        ],
+      },
+    });
+    const rule = "must be an environment variable's name: letters, digits and _, not starting with a digit";
+    expect(problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      `$.auth.tokens[0].env: ${rule}; a token's env names the variable itself, without "$" or braces: write "HOOKGATE_TOKEN_T"`,
+      `$.auth.tokens[1].env: ${rule}; a token's env names the variable itself, without "$" or braces: write "HOOKGATE_TOKEN_U"`,
+    ]);
+  });
+
   it("warns, without failing, about each sink value read from a variable that is unset", async () => {
     const document = {
       version: 1,
