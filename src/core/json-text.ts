@@ -46,6 +46,11 @@ function placed(what: string, text: string, offset: number): string {
     return `${at}: JSON has no comments; delete it`;
   if ((text[offset] === "}" || text[offset] === "]") && text.slice(0, offset).trimEnd().endsWith(","))
     return `${at}: JSON takes no comma before } or ]; delete it`;
+  // Text pasted from a document or a chat brings curly quotes, which read as the double quotes
+  // V8 asks for; JavaScript and Python habits bring single ones.
+  const quote = text[offset] ?? "";
+  if (/^[\u201c\u201d\u2018\u2019']$/.test(quote))
+    return `${at}: ${quote} is ${quote === "'" ? "a single" : "a typographic"} quote; JSON takes only the straight " around a string, so write " in its place`;
   return at;
 }
 

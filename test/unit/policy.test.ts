@@ -100,6 +100,28 @@ describe("loadPolicy", () => {
     }
   });
 
+  it("says to write a straight double quote for a typographic or a single one", async () => {
+    // JSON pasted from a document or a chat brings “curly” quotes, which read as double quotes;
+    // before, V8's words alone: "Expected double-quoted property name", or "Unexpected token '''".
+    const cases: [string, string][] = [
+      [
+        '{"version": 1,\n \u201crules\u201d: []}',
+        'Expected double-quoted property name at line 2, column 2: \u201c is a typographic quote; JSON takes only the straight " around a string, so write " in its place',
+      ],
+      [
+        '{"version": 1, "rules": [],\n "$schema": \u2018x\u2019}',
+        "Unexpected token '\u2018' at line 2, column 13: \u2018 is a typographic quote; JSON takes only the straight \" around a string, so write \" in its place",
+      ],
+      [
+        `{"version": 1, "rules": [],\n "$schema": 'x'}`,
+        `Unexpected token ''' at line 2, column 13: ' is a single quote; JSON takes only the straight " around a string, so write " in its place`,
+      ],
+    ];
+    for (const [text, expected] of cases) {
+      expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
+    }
+  });
+
   it("says when the policy is JSON encoded twice: a string that holds the policy's JSON", async () => {
     // A second encoding (jq -R, a template's jsonencode of the file's text) put in HOOKGATE_POLICY
     // was "must be an object, not a string", which did not say the JSON was inside.
