@@ -33,9 +33,29 @@ export function compileMatcher(text: string | undefined): Result<Matcher, string
   const parts = text.includes("|") && !LEADING_FLAGS.test(text) ? splitParts(text) : undefined;
   if (parts) return ok((value) => value !== undefined && someMatches(parts, value));
   const compiled = compileRegex(text);
-  if (!compiled.ok) return compiled;
+  if (!compiled.ok) {
+    const hint = globStarHint(text);
+    return hint === undefined ? compiled : err(`${compiled.error}; ${hint}`);
+  }
   const test = compiled.value;
   return ok((value) => value !== undefined && test(value));
+}
+
+/**
+ * What to write for a matcher with a part that starts with `*`, as a glob or a settings file's
+ * `"*"` would (`*|Write`, `*Edit`): in a regular expression `*` repeats what comes before it, and
+ * there is nothing there, so it does not compile.
+ */
+function globStarHint(text: string): string | undefined {
+  const starred = text
+    .split("|")
+    .map((part) => part.trim())
+    .find((part) => part.startsWith("*"));
+  if (starred === undefined) return undefined;
+  const rest = starred.replace(/^\*+/, "");
+  if (rest === "")
+    return '"*" matches everything only as the whole matcher: write "*" alone to match every value';
+  return `a matcher is a regular expression, not a glob: write ${JSON.stringify(`.*${rest}`)} for any characters then ${JSON.stringify(rest)}`;
 }
 
 const EXACT_NAME = /^[A-Za-z0-9_]+$/;

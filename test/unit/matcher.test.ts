@@ -70,6 +70,19 @@ describe("compileMatcher", () => {
     if (!result.ok) expect(result.error).toMatch(/not a valid RE2 regular expression/);
   });
 
+  it.each([
+    ["*|Write", '"*" matches everything only as the whole matcher: write "*" alone to match every value'],
+    ["*Edit", 'a matcher is a regular expression, not a glob: write ".*Edit" for any characters then "Edit"'],
+    [
+      "Bash|*Edit",
+      'a matcher is a regular expression, not a glob: write ".*Edit" for any characters then "Edit"',
+    ],
+  ])("says what to write for %j, a * written as a glob's, which does not compile", (pattern, hint) => {
+    const result = compileMatcher(pattern);
+    expect(!result.ok && result.error).toMatch(/^is not a valid RE2 regular expression \(.*\); /);
+    expect(!result.ok && result.error.endsWith(`; ${hint}`)).toBe(true);
+  });
+
   it("rejects a matcher under 200 characters whose regex program is too big", () => {
     const result = compileMatcher("mcp__(.*a){30}");
     expect(result.ok).toBe(false);
