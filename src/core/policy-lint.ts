@@ -153,7 +153,13 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
     if (rule.ifRules && !TOOL_EVENTS.has(name) && isKnownEvent(name)) {
       warn(at, `"if" applies only to tool events, so this rule never applies to ${name}`);
     }
-    if (rule.document.matcher && !["", "*"].includes(rule.document.matcher) && !eventReadsMatcher(name)) {
+    // Not of an unknown name, as with "if": that of a misspelt one is right once the name is.
+    if (
+      rule.document.matcher &&
+      !["", "*"].includes(rule.document.matcher) &&
+      !eventReadsMatcher(name) &&
+      isKnownEvent(name)
+    ) {
       warn(`${p}.matcher`, `${name} has no field a matcher is checked against; the matcher is ignored there`);
     }
     lintAction(rule, name, warn);

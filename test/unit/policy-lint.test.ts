@@ -27,6 +27,18 @@ describe("lintPolicy: an event no client sends", () => {
     );
     expect(warnings.find((w) => w.startsWith("$.rules[2].on"))).toMatch(/adds it\)$/);
   });
+
+  it("says nothing of the matcher of a misspelt event: the matcher is right once the name is", async () => {
+    // Before, "PreTooluse has no field a matcher is checked against; the matcher is ignored
+    // there" beside the name's own warning: deleting the matcher, then mending the name, made a
+    // deny of Bash a deny of every tool.
+    const warnings = await warningsFor([
+      { id: "a", on: "PreTooluse", matcher: "Bash", decide: "deny" },
+      { id: "b", on: ["PreToolUsee"], matcher: "Bash", decide: "deny" },
+    ]);
+    expect(warnings.filter((w) => w.includes(".matcher"))).toEqual([]);
+    expect(warnings.filter((w) => w.includes(".on"))).toHaveLength(2);
+  });
 });
 
 describe("lintPolicy: paths of names that are not identifiers", () => {
