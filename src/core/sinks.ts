@@ -188,14 +188,18 @@ function jsonHeaders(): Record<string, string> {
  * Where a delivery to the sink goes: its URL, Discord's Execute Webhook endpoint for a Discord
  * sink (discord-url.ts), the repository's dispatches endpoint for a GitHub one. `hookgate check`
  * judges this URL. Blanks around the URL (a pasted variable's) are dropped first, as a URL's
- * parser drops them: spliced onto, they went into the path, and every delivery failed.
+ * parser drops them: spliced onto, they went into the path, and every delivery failed. Only
+ * those (C0 controls and space): `trim()` dropped a byte order mark or a no-break space too,
+ * which the parser keeps and the egress guard refuses at every delivery to a Slack or webhook
+ * sink (sent as written), so `hookgate check` judged a URL other than the one sent.
  */
 export function deliveryUrl(sink: {
   readonly type: string;
   readonly url?: string | undefined;
   readonly repo?: string | undefined;
 }): string {
-  const url = sink.url?.trim();
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: what a URL's parser strips.
+  const url = sink.url?.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "");
   if (sink.type === "discord") return discordWebhookUrl(url ?? "");
   if (sink.type !== "github-dispatch") return url ?? "";
   const base = (url ?? "https://api.github.com").replace(/\/+$/, "");

@@ -1076,6 +1076,39 @@ describe("lintPolicy: a sink URL kept in a variable", () => {
     // Without the environment (or with HOOK_URL unset: the load warns about that) nothing is judged.
     expect(lintPolicy(policy).filter((w) => w.message.includes("egress guard"))).toEqual([]);
   });
+
+  // The egress guard refuses a URL behind a byte order mark or a non-breaking space (a pasted
+  // variable's) at every delivery, whatever the sink's type: check judged it with them trimmed.
+  it.each(["slack", "webhook", "discord", "github-dispatch"])(
+    "warns of a %s URL the egress guard refuses for the invisible character before it",
+    async (type) => {
+      const env: Record<string, string> = {
+        SINK_URL: "\ufeffhttps://discord.com/api/webhooks/1/abcdefabcdefabcdef",
+      };
+      const policy = await policyFrom(
+        {
+          version: 1,
+          rules: [{ id: "tell", on: "Stop", notify: ["chat"] }],
+          sinks: {
+            chat: {
+              type,
+              url: "env:SINK_URL",
+              ...(type === "github-dispatch" && { repo: "o/r", token: "t", eventType: "hook" }),
+            },
+          },
+        },
+        env,
+      );
+      const judged = lintPolicy(policy, (name) => env[name]).filter((w) =>
+        w.message.includes("egress guard"),
+      );
+      expect(judged.map((w) => `${w.path}: ${w.message}`)).toEqual([
+        expect.stringMatching(
+          /^\$\.sinks\.chat\.url: the egress guard will refuse it \(EGRESS_BAD_URL: .*delete it\);/,
+        ),
+      ]);
+    },
+  );
 });
 
 describe("lintPolicy: a model URL kept in a variable", () => {
