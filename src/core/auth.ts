@@ -164,10 +164,13 @@ export async function authenticate(
     );
   // Every token's variable unset where the gateway runs (a Worker's secret never put): no token
   // can match, and "check HOOKGATE_TOKEN" sent each team's user to a token that may be right.
+  // An empty list reads no variable, and no policy warning names one.
   if (policy.auth.tokens.every((t) => t.sha256 === undefined))
     return fail(
       "AUTH_UNKNOWN_TOKEN",
-      `the gateway has no token to check it against: the variables its policy's auth.tokens read are not set where it runs, for its operator to set (its "policy warning" log lines name them)`,
+      policy.auth.tokens.length === 0
+        ? "the gateway has no token to check it against: its policy's auth.tokens lists none, for its operator to add one per team"
+        : `the gateway has no token to check it against: the variables its policy's auth.tokens read are not set where it runs, for its operator to set (its "policy warning" log lines name them)`,
     );
   return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix().unknown}`);
 }

@@ -131,6 +131,16 @@ describe("authenticate", () => {
     expect(outcome.ok || outcome.message).toMatch(/not one this gateway knows: check HOOKGATE_TOKEN$/);
   });
 
+  it("says the gateway has no token when auth.tokens is empty, not that variables are unset", async () => {
+    const none = await policyFrom({ version: 1, rules: [], auth: { tokens: [] } });
+    expect(await authenticate("Bearer a-token", none, sha256)).toEqual({
+      ok: false,
+      code: "AUTH_UNKNOWN_TOKEN",
+      message:
+        "the gateway has no token to check it against: its policy's auth.tokens lists none, for its operator to add one per team",
+    });
+  });
+
   it("never matches a token whose variable was unset at load, even an empty one", async () => {
     expect((await authenticate("Bearer undefined", policy, sha256)).ok).toBe(false);
   });
