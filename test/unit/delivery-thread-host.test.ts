@@ -435,11 +435,13 @@ describe("startDeliveryThread", () => {
     expect(new Set(logs.map((l) => l.msg))).toEqual(new Set([hungLine]));
   }, 60_000);
 
-  it("keeps a real thread whose queue file another process holds locked, says it fails, and delivers once it is free (built dist/)", async () => {
-    // A `sqlite3` shell's open transaction on queue.sqlite: each of the thread's writes waits out
-    // the busy timeout. A batch of deliveries settled one after another left no turn for the
-    // gauges' timer, the thread went silent past six heartbeats, was ended as hung inside a SQLite
-    // call (which can abort the whole process), and /healthz went failing, restarting, failing.
+  /**
+   * The real thread delivering ten jobs (five to each of two sinks, as many as it delivers at a
+   * time) that the sink holds; then another process locks the queue file (a `sqlite3` shell's open
+   * transaction) and every delivery ends at once, answered 503: ten writes in a row, each waiting
+   * out the busy timeout (a heartbeat). Later requests are answered 204.
+   */
+  async function tenSettledOnALockedFile(heartbeatMs: number, stopMs?: number) {
     const dataDir = tempDir("thread");
     const held: ServerResponse[] = [];
     let answering = false;
@@ -448,21 +450,20 @@ describe("startDeliveryThread", () => {
       else held.push(res);
     });
     whenDone(() => sink.close());
+    const retryScheduleSeconds = [1, 1, 1, 1, 1];
     const settings: DeliverySettings = {
       document: {
         sinks: {
-          audit: { type: "webhook", url: `${sink.url}/a`, retryScheduleSeconds: [1, 1, 1, 1, 1] },
-          audit2: { type: "webhook", url: `${sink.url}/b`, retryScheduleSeconds: [1, 1, 1, 1, 1] },
+          audit: { type: "webhook", url: `${sink.url}/a`, retryScheduleSeconds },
+          audit2: { type: "webhook", url: `${sink.url}/b`, retryScheduleSeconds },
         },
         egress: { allowCidrs: ["127.0.0.1/32"] },
       },
       secrets: [],
     };
-    // Gauges every 300 ms: silent for 1.8 s, a thread is taken for hung.
-    const { logs, metrics, start } = harness(REAL_THREAD, dataDir, settings, 300);
+    const { logs, metrics, start } = harness(REAL_THREAD, dataDir, settings, heartbeatMs, stopMs);
     const thread = await start();
     const notify = notifier(dataDir, thread);
-    // As many as it delivers at a time (five to a sink).
     for (let n = 1; n <= 5; n++) {
       notify(n);
       notify(n, "audit2");
@@ -472,18 +473,27 @@ describe("startDeliveryThread", () => {
     const lock = new Database(join(dataDir, "queue.sqlite"));
     whenDone(() => lock.close());
     lock.exec("BEGIN IMMEDIATE");
-    // Every delivery ends at once, each a write to the locked file: ten busy waits in a row.
+    answering = true;
     for (const res of held.splice(0)) res.writeHead(503).end();
+    return { thread, notify, sink, lock, logs, metrics };
+  }
+
+  it("keeps a real thread whose queue file another process holds locked, says it fails, and delivers once it is free (built dist/)", async () => {
+    // Each of the thread's writes waits out the busy timeout. A batch of deliveries settled one
+    // after another left no turn for the gauges' timer, the thread went silent past six
+    // heartbeats, was ended as hung inside a SQLite call (which can abort the whole process), and
+    // /healthz went failing, restarting, failing. Gauges every 300 ms: silent for 1.8 s, a thread
+    // is taken for hung.
+    const { thread, notify, sink, lock, logs, metrics } = await tenSettledOnALockedFile(300);
     await until(() => thread.trouble()?.delivery === "failing");
     expect(thread.trouble()).toMatchObject({ delivery: "failing" });
     // Held for three silences more: a thread that waits on a lock is no hung thread.
     await new Promise((r) => setTimeout(r, 3 * 6 * 300));
     expect(thread.trouble()).toMatchObject({ delivery: "failing" });
-    answering = true;
     lock.exec("COMMIT");
     await until(() => thread.trouble() === undefined);
     expect(thread.trouble()).toBeUndefined();
-    // The same thread delivers what comes next. (The five come back once their leases run out.)
+    // The same thread delivers what comes next. (The ten come back once their leases run out.)
     notify(6);
     await until(() => sink.received.some((r) => r.headers["webhook-id"] === "evt_6"));
     expect(sink.received.map((r) => r.headers["webhook-id"])).toContain("evt_6");
@@ -495,41 +505,11 @@ describe("startDeliveryThread", () => {
   }, 60_000);
 
   it("ends a real thread that does not stop in time between SQLite calls, not inside one waiting on a lock (built dist/)", async () => {
-    // A queue file another process holds locked as serve stops with deliveries in flight: each
-    // one that ends is a write that waits out the busy timeout. Ended inside such a wait,
-    // better-sqlite3 failed a V8 check as it threw SQLITE_BUSY, which aborted the whole process
-    // (and this test's worker with it).
-    const dataDir = tempDir("thread");
-    const held: ServerResponse[] = [];
-    const sink = await loopbackServer((_req, res) => {
-      held.push(res);
-    });
-    whenDone(() => sink.close());
-    const settings: DeliverySettings = {
-      document: {
-        sinks: {
-          audit: { type: "webhook", url: `${sink.url}/a`, retryScheduleSeconds: [1, 1, 1, 1, 1] },
-          audit2: { type: "webhook", url: `${sink.url}/b`, retryScheduleSeconds: [1, 1, 1, 1, 1] },
-        },
-        egress: { allowCidrs: ["127.0.0.1/32"] },
-      },
-      secrets: [],
-    };
+    // serve stops with deliveries in flight on a locked queue file: each one that ends is a write
+    // that waits out the busy timeout. Ended inside such a wait, better-sqlite3 failed a V8 check
+    // as it threw SQLITE_BUSY, which aborted the whole process (and this test's worker with it).
     // Busy waits of a second each; the stop ends the thread after a tenth of one.
-    const { logs, start } = harness(REAL_THREAD, dataDir, settings, 1000, 100);
-    const thread = await start();
-    const notify = notifier(dataDir, thread);
-    for (let n = 1; n <= 5; n++) {
-      notify(n);
-      notify(n, "audit2");
-    }
-    await until(() => held.length === 10);
-    expect(held).toHaveLength(10);
-    const lock = new Database(join(dataDir, "queue.sqlite"));
-    whenDone(() => lock.close());
-    lock.exec("BEGIN IMMEDIATE");
-    // Ten writes in a row, each waiting on the lock, as the stop begins.
-    for (const res of held.splice(0)) res.writeHead(503).end();
+    const { thread, sink, lock, logs } = await tenSettledOnALockedFile(1000, 100);
     await until(() => sink.received.length === 10);
     await thread.stop();
     expect(logs.map((l) => l.msg)).toContain("the delivery thread did not stop in time; ending it");
