@@ -698,14 +698,16 @@ describe("the remote calls' deadline", () => {
 });
 
 describe("a team server's rewrite and the notify rules", () => {
-  it("notifies the rules the call that runs applies to, with the input it runs with", async () => {
-    // `ls` rewritten into `rm -rf build` ran, and the security sink whose rule reads `rm` commands
-    // never heard of it: notify rules were chosen by the call as the agent sent it.
+  /**
+   * What the notifier is told, and the audit, of `command` sent by `dialect` under `rules` beside
+   * a team server (rule "relay") that allows it rewritten into `rm -rf build`.
+   */
+  async function toldOfRewrite(rules: readonly Record<string, unknown>[], command: string, dialect: Dialect) {
     const notifying = await policyFrom({
       version: 1,
       rules: [
         { id: "relay", on: "PreToolUse", matcher: "Bash", forward: { url: "https://policy.example/hook" } },
-        { id: "tell-security", on: "PreToolUse", if: "Bash(rm *)", notify: ["security"] },
+        ...rules,
       ],
       sinks: { security: { type: "webhook", url: "https://hooks.example.com/security" } },
     });
@@ -722,49 +724,37 @@ describe("a team server's rewrite and the notify rules", () => {
         },
         notifier: { notify: (input: (typeof inputs)[number]) => void inputs.push(input) },
       },
-      { ...request("Bash", { command: "ls" }), dialect: "claude-code" },
+      { ...request("Bash", { command }), dialect },
     );
-    expect(outcome.audit).toMatchObject({ decision: "allow", notify: ["security"] });
-    expect(inputs.map((i) => [i.notify.map((n) => n.ruleId), i.event.toolInput])).toEqual([
-      [["tell-security"], { command: "rm -rf build" }],
-    ]);
+    return {
+      audit: outcome.audit,
+      told: inputs.map((i) => [i.notify.map((n) => n.ruleId), i.event.toolInput]),
+    };
+  }
+
+  it("notifies the rules the call that runs applies to, with the input it runs with", async () => {
+    // `ls` rewritten into `rm -rf build` ran, and the security sink whose rule reads `rm` commands
+    // never heard of it: notify rules were chosen by the call as the agent sent it.
+    const { audit, told } = await toldOfRewrite(
+      [{ id: "tell-security", on: "PreToolUse", if: "Bash(rm *)", notify: ["security"] }],
+      "ls",
+      "claude-code",
+    );
+    expect(audit).toMatchObject({ decision: "allow", notify: ["security"] });
+    expect(told).toEqual([[["tell-security"], { command: "rm -rf build" }]]);
   });
 
   it("notifies the call as it came where the client drops the rewrite (deepagents)", async () => {
     // deepagents drops an allow's updatedInput, and the allow with it: the call that runs, if its
     // own permission flow lets it, is `ls`, and a sink told `rm -rf build` heard of a call that never ran.
-    const notifying = await policyFrom({
-      version: 1,
-      rules: [
-        { id: "relay", on: "PreToolUse", matcher: "Bash", forward: { url: "https://policy.example/hook" } },
-        { id: "tell-ls", on: "PreToolUse", if: "Bash(ls *)", notify: ["security"] },
-        { id: "tell-rm", on: "PreToolUse", if: "Bash(rm *)", notify: ["security"] },
-      ],
-      sinks: { security: { type: "webhook", url: "https://hooks.example.com/security" } },
-    });
-    const told = async (dialect: Dialect) => {
-      const inputs: { event: { toolInput?: unknown }; notify: readonly { ruleId: string }[] }[] = [];
-      const outcome = await handleHook(
-        {
-          ...deps,
-          policy: () => notifying,
-          remote: {
-            run: async () => ({
-              effects: [{ ruleId: "relay", decision: "allow", updatedInput: { command: "rm -rf build" } }],
-              audit: [{ rule: "relay", action: "forward", outcome: "OK", ms: 0 }],
-            }),
-          },
-          notifier: { notify: (input: (typeof inputs)[number]) => void inputs.push(input) },
-        },
-        { ...request("Bash", { command: "ls -la" }), dialect },
-      );
-      return {
-        audit: outcome.audit,
-        told: inputs.map((i) => [i.notify.map((n) => n.ruleId), i.event.toolInput]),
-      };
-    };
-    expect((await told("claude-code")).told).toEqual([[["tell-ls", "tell-rm"], { command: "rm -rf build" }]]);
-    const dropped = await told("deepagents");
+    const rules = [
+      { id: "tell-ls", on: "PreToolUse", if: "Bash(ls *)", notify: ["security"] },
+      { id: "tell-rm", on: "PreToolUse", if: "Bash(rm *)", notify: ["security"] },
+    ];
+    expect((await toldOfRewrite(rules, "ls -la", "claude-code")).told).toEqual([
+      [["tell-ls", "tell-rm"], { command: "rm -rf build" }],
+    ]);
+    const dropped = await toldOfRewrite(rules, "ls -la", "deepagents");
     expect(dropped.audit).toMatchObject({ decision: "allow", clientDecision: "none", notify: ["security"] });
     expect(dropped.told).toEqual([[["tell-ls"], { command: "ls -la" }]]);
   });
