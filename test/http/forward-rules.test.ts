@@ -703,29 +703,35 @@ describe("forward rules", () => {
     expect(model.requests.length).toBe(calls + 1);
   });
 
-  it("asks about the call as it came when a downstream ask carries a rewrite, and says the rewrite was not applied", async () => {
-    // Claude Code's docs pair an ask with updatedInput to show the rewritten call; hookgate sends a
-    // rewrite only with an allow, so the dialog is for the call as it came and approving it runs
-    // that. The server's reason spoke of the rewrite, and neither the user nor the audit was told.
+  /** The answer and audit of `rm -rf build` when the team server asks with `reason` and `updatedInput`. */
+  async function askedWith(reason: string, updatedInput: Record<string, unknown>) {
     const app = await appWith();
     next = {
       body: JSON.stringify({
         hookSpecificOutput: {
           hookEventName: "PreToolUse",
           permissionDecision: "ask",
-          permissionDecisionReason: "Confirm the dry run",
-          updatedInput: { command: "rm -rf build --dry-run" },
+          permissionDecisionReason: reason,
+          updatedInput,
         },
       }),
     };
     const body = await jsonOf(await app.post("/v1/hooks", bash("rm -rf build")));
-    expect(body.hookSpecificOutput).toEqual({
+    return { answer: body.hookSpecificOutput, pending: lastAudit(app).pending };
+  }
+
+  it("asks about the call as it came when a downstream ask carries a rewrite, and says the rewrite was not applied", async () => {
+    // Claude Code's docs pair an ask with updatedInput to show the rewritten call; hookgate sends a
+    // rewrite only with an allow, so the dialog is for the call as it came and approving it runs
+    // that. The server's reason spoke of the rewrite, and neither the user nor the audit was told.
+    const { answer, pending } = await askedWith("Confirm the dry run", { command: "rm -rf build --dry-run" });
+    expect(answer).toEqual({
       hookEventName: "PreToolUse",
       permissionDecision: "ask",
       permissionDecisionReason:
         "Confirm the dry run (hookgate did not apply the downstream hook's updatedInput: it sends a rewrite only with an allow, so this asks about the call as it came)",
     });
-    expect(lastAudit(app).pending).toEqual([
+    expect(pending).toEqual([
       expect.objectContaining({
         rule: "team-server",
         outcome: "OK",
@@ -736,24 +742,13 @@ describe("forward rules", () => {
 
   it("adds no note to a downstream ask whose updatedInput is the call as it came: nothing was rewritten", async () => {
     // A server that echoes the input with each answer asks about the very call the dialog shows.
-    const app = await appWith();
-    next = {
-      body: JSON.stringify({
-        hookSpecificOutput: {
-          hookEventName: "PreToolUse",
-          permissionDecision: "ask",
-          permissionDecisionReason: "Confirm the deletion",
-          updatedInput: { command: "rm -rf build" },
-        },
-      }),
-    };
-    const body = await jsonOf(await app.post("/v1/hooks", bash("rm -rf build")));
-    expect(body.hookSpecificOutput).toEqual({
+    const { answer, pending } = await askedWith("Confirm the deletion", { command: "rm -rf build" });
+    expect(answer).toEqual({
       hookEventName: "PreToolUse",
       permissionDecision: "ask",
       permissionDecisionReason: "Confirm the deletion",
     });
-    expect(lastAudit(app).pending).toEqual([
+    expect(pending).toEqual([
       expect.not.objectContaining({ detail: expect.stringContaining("updatedInput") }),
     ]);
   });
