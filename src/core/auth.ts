@@ -51,6 +51,8 @@ const FIXES = {
     empty:
       "list the token's variable (e.g. HOOKGATE_TOKEN) in the hook's allowedEnvVars (and in httpHookAllowedEnvVars if you set it), and export it",
     unknown: "check HOOKGATE_TOKEN",
+    unexpanded:
+      "list the variable, spelt exactly so, in the hook's allowedEnvVars and set it in the agent's environment",
   },
   command: {
     missing:
@@ -58,6 +60,9 @@ const FIXES = {
     empty:
       "export HOOKGATE_AUTH in the shell that starts the agent (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
     unknown: "check HOOKGATE_AUTH",
+    // A shell leaves `$VAR` as written only inside single quotes; an unset one it makes empty.
+    unexpanded:
+      'the shell that ran the curl command left it as written, as it does inside single quotes: write the header in double quotes, -H "Authorization: Bearer $HOOKGATE_AUTH" (hookgate init --client CLIENT writes it)',
   },
   // `hookgate send`, a command hook: it sends HOOKGATE_TOKEN, else HOOKGATE_AUTH, from the
   // agent's environment, and no header of the hook's own (it never sends an empty token).
@@ -65,6 +70,7 @@ const FIXES = {
     missing:
       "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent: hookgate send, the command hook, sends it (or HOOKGATE_AUTH when HOOKGATE_TOKEN is unset)",
     empty: "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent",
+    unexpanded: "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent",
     unknown:
       "check HOOKGATE_TOKEN (or HOOKGATE_AUTH, which hookgate send sends when HOOKGATE_TOKEN is unset)",
   },
@@ -72,9 +78,18 @@ const FIXES = {
     missing:
       "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent: hookgate send, the command hook, sends it (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
     empty: "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent",
+    unexpanded: "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent",
     unknown: "check HOOKGATE_AUTH",
   },
 } as const;
+
+/**
+ * Claude Code expands only upper-case names in a hook's header (`$[A-Z_][A-Z0-9_]*`, clients.md
+ * §3.3) and makes an unlisted one empty, so a name it leaves as written has a lower-case letter,
+ * which listing in allowedEnvVars never expands. deepcode expands names of either case.
+ */
+const CLAUDE_CODE_UNEXPANDED_LOWER_CASE =
+  "Claude Code expands only upper-case names in a header: name the variable in upper case (e.g. HOOKGATE_TOKEN), list it in the hook's allowedEnvVars and export it";
 
 /**
  * Who sent the hook, for the fix a failure's message names: the client's own hook (an http hook,
@@ -155,13 +170,17 @@ export async function authenticate(
       "AUTH_MALFORMED",
       "the hook sent two Authorization headers (joined, they are no token): send one",
     );
-  // `$hookgate_token`, `${HOOKGATE_TOKEN}`: a name the client did not expand (Claude Code expands
-  // only the names in allowedEnvVars, as written; clients.md §3.3). The name is no secret.
-  if (/^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(token))
+  // `$hookgate_token`, `${HOOKGATE_TOKEN}`: a name the client did not expand. The name is no secret.
+  if (/^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(token)) {
+    const fixes = fix();
+    const lowerCase = fixes === FIXES.http && client !== "deepcode" && /[a-z]/.test(token);
     return fail(
       "AUTH_UNKNOWN_TOKEN",
-      `the hook sent ${JSON.stringify(token)} as its token, a variable's name its client did not expand: list the variable, spelt exactly so, in the hook's allowedEnvVars and set it in the agent's environment`,
+      `the hook sent ${JSON.stringify(token)} as its token, a variable's name its client did not expand: ${
+        lowerCase ? CLAUDE_CODE_UNEXPANDED_LOWER_CASE : fixes.unexpanded.replace("CLIENT", client ?? "")
+      }`,
     );
+  }
   // Every token's variable unset where the gateway runs (a Worker's secret never put): no token
   // can match, and "check HOOKGATE_TOKEN" sent each team's user to a token that may be right.
   // An empty list reads no variable, and no policy warning names one.

@@ -55,6 +55,24 @@ describe("authenticate", () => {
     },
   );
 
+  // Claude Code expands only upper-case names in a header (clients.md §3.3) and blanks an unlisted
+  // one, so a name it leaves as written has a lower-case letter: listing it changes nothing. A
+  // curl command's shell leaves one as written only inside single quotes.
+  it.each([
+    ["$hookgate_token", "claude-code", /expands only upper-case names.*HOOKGATE_TOKEN/],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the name as Claude Code leaves it
+    ["${hook_tok}", undefined, /expands only upper-case names/],
+    ["$HOOKGATE_TOKEN", "claude-code", /list the variable, spelt exactly so, in the hook's allowedEnvVars/],
+    ["$hookgate_token", "deepcode", /list the variable, spelt exactly so, in the hook's allowedEnvVars/],
+    ["$HOOKGATE_AUTH", "deepagents", /double quotes/],
+  ] as const)("says how %j, a name %s did not expand, gets expanded", async (token, client, fix) => {
+    const outcome = await authenticate(`Bearer ${token}`, policy, sha256, client);
+    expect(outcome).toEqual({ ok: false, code: "AUTH_UNKNOWN_TOKEN", message: expect.stringMatching(fix) });
+    if (!outcome.ok && fix.source !== "double quotes") expect(outcome.message).not.toMatch(/double quotes/);
+    if (!outcome.ok && /[a-z]/.test(token) && client !== "deepcode")
+      expect(outcome.message).not.toMatch(/spelt exactly so/);
+  });
+
   it.each([
     [
       "hookgate-send",
