@@ -203,9 +203,14 @@ describe("metric names", () => {
     expect(namesIn("`hookgate_nonexistent_gauge` and hookgate_queue_jobs.")).toEqual(
       new Set(["hookgate_nonexistent_gauge", "hookgate_queue_jobs"]),
     );
-    const named = namesIn(readFileSync(join(ROOT, "README.md"), "utf8"));
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const named = namesIn(readme);
     expect(Object.keys(METRIC_HELP).filter((name) => !named.has(name))).toEqual([]);
     expect([...named].filter((name) => !(name in METRIC_HELP))).toEqual([]);
+    // And in its list of them, where a reader looks first: not only in another section's notes.
+    const listed = namesIn(readme.match(/^- \*\*Metrics\.\*\*[\s\S]*?(?=\n(?:- |#))/m)?.[0] ?? "");
+    expect(listed).toContain("hookgate_decisions_total");
+    expect(Object.keys(METRIC_HELP).filter((name) => !listed.has(name))).toEqual([]);
   });
 
   it("alerts, in infra/node/prometheus-alerts.yml, only on metrics hookgate exposes", () => {
