@@ -528,25 +528,34 @@ function matchesPath(
 ): boolean {
   const deny = quantifier === "any";
   const holds = (read: CallPaths): boolean => {
-    const { paths, allowPaths, home, projectFolder, maxLength } = read;
+    const { paths, allowPaths, led, home, projectFolder, maxLength } = read;
     const cwd = deny ? read.denyCwd : read.cwd;
     if (paths.length === 0) return false;
-    const matches = (path: string | undefined): boolean => {
+    const matches = (path: string | undefined, from = cwd): boolean => {
       if (path === undefined) return deny; // `~/..` with no home: it could be anywhere
       if (path.length > maxLength) return false; // no file the client can open
-      return anchorBases(pattern.anchor, path, cwd, home, deny, projectFolder).some((base) =>
+      return anchorBases(pattern.anchor, path, from, home, deny, projectFolder).some((base) =>
         matchesUnder(pattern, path, base, deny),
       );
     };
-    return deny ? paths.some(matches) : allowPaths.every(matches);
+    if (deny) return paths.some((path) => matches(path));
+    // On a Windows client a path through a legacy junction opens where it leads, which deny-style
+    // rules read; an allow rule approves it only as written and there too, so `Edit(//c/Users/**)`
+    // approves no `C:\Users\All Users\x` (`C:\ProgramData\x`).
+    if (!allowPaths.every((path) => matches(path))) return false;
+    return led === undefined || led.paths.every((path) => matches(path, led.cwd));
   };
-  const nfc = pathsOf(input, call, true);
+  const opened = pathsOf(input, call, true, true);
+  if (deny) return holds(opened);
   // A cwd, transcript path or pattern not in NFC is the same folder as its NFC form on macOS
   // alone: on Linux and Windows (NTFS keeps a name's code points) `cafe\u0301` and `café` are two
-  // folders. An allow rule approves only what both readings approve, so `Edit(./**)` from a cwd
-  // in NFD approves no file in its NFC twin.
-  if (deny || !nfc.normalized) return holds(nfc);
-  return holds(nfc) && holds(pathsOf(input, call, false));
+  // folders. A segment's trailing dots and spaces are dropped where Win32 opens the path, but
+  // kept where it is not normalized (Node on Windows writes `src.\x` into a folder `src.`). An
+  // allow rule approves only what every reading approves, so `Edit(./**)` from a cwd in NFD
+  // approves no file in its NFC twin, and `Edit(./src/**)` no `src.\x`.
+  const forms = opened.normalized ? [true, false] : [true];
+  const trims = opened.trimmed ? [true, false] : [true];
+  return forms.every((nfc) => trims.every((trim) => holds(pathsOf(input, call, nfc, trim))));
 }
 
 interface CallPaths {
@@ -569,21 +578,42 @@ interface CallPaths {
   readonly maxLength: number;
   /** Whether reading the call's cwd, transcript path, Glob pattern or Grep glob in NFC changed one. */
   readonly normalized: boolean;
+  /** Whether dropping a segment's trailing dots and spaces (posixPath) changed one of its texts. */
+  readonly trimmed: boolean;
+  /**
+   * On a Windows client, the allow paths and the cwd through the legacy junctions they pass
+   * (throughJunctions), where that changed one; an allow rule must approve them there too.
+   */
+  readonly led:
+    | { readonly paths: readonly (string | undefined)[]; readonly cwd: string | undefined }
+    | undefined;
 }
 
 /**
  * The call's paths, cwd and home, worked out once per call rather than once per rule: a policy's
  * path rules are checked one after another against the same call (as `splitOnce` does for Bash).
+ * One per reading: in NFC or as given, with a Windows path's trailing dots and spaces dropped or
+ * kept (for allow rules, see matchesPath).
  */
-let memoPaths: CallPaths | undefined;
-/** The same, read as given rather than in NFC (for allow rules, see matchesPath). */
-let memoAsGiven: CallPaths | undefined;
+const memoPaths: (CallPaths | undefined)[] = [];
 
-function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: boolean): CallPaths {
-  const memo = nfc ? memoPaths : memoAsGiven;
+function pathsOf(
+  input: Readonly<Record<string, unknown>>,
+  call: ToolCall,
+  nfc: boolean,
+  trim: boolean,
+): CallPaths {
+  const slot = (nfc ? 0 : 1) + (trim ? 0 : 2);
+  const memo = memoPaths[slot];
   if (memo !== undefined && memo.call === call && memo.input === input) return memo;
   const drive = windowsRoot(call);
   let normalized = false;
+  let trimmed = false;
+  const asPosix = (text: string): string => {
+    const form = posixPath(text, drive, trim);
+    if (trim && !trimmed && drive !== undefined && form !== posixPath(text, drive, false)) trimmed = true;
+    return form;
+  };
   const inNfc = (text: string): string => {
     if (!nfc) return text;
     const form = text.normalize("NFC");
@@ -593,14 +623,14 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
   // In NFC, as the tool's paths (below): macOS gives a directory's name as it was created, which
   // may be NFD, and a cwd in NFD anchored no path in NFC.
   const transcriptPath = typeof call.transcriptPath === "string" ? inNfc(call.transcriptPath) : undefined;
-  const home = inferHome(transcriptPath === undefined ? undefined : posixPath(transcriptPath, drive));
+  const home = inferHome(transcriptPath === undefined ? undefined : asPosix(transcriptPath));
   // On a Windows client `..` stops at the drive (`/c/..` is `/c`) or the share, as Windows reads it.
   const floor = drive === undefined ? 0 : 1;
   // Unknown where a Windows client's cwd names no directory that can be read from it.
   const rawCwd =
     typeof call.cwd !== "string" || (drive !== undefined && unreadableOnWindows(call.cwd, drive))
       ? undefined
-      : posixPath(inNfc(call.cwd), drive);
+      : asPosix(inNfc(call.cwd));
   // A cwd through an 8.3 short name (read below) makes each path read from it unknown too: after
   // an agent's `cd SSH~1` in Git Bash, `id_rsa` is `.ssh\id_rsa`. Where the short name is the
   // home's own (longHomePath), deny-style rules read it as the home, and allow rules approve none.
@@ -624,7 +654,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
   const read = (text: string): { allow: string | undefined; deny: (string | undefined)[] } => {
     if (drive !== undefined && unreadableOnWindows(text, drive))
       return { allow: undefined, deny: [undefined] };
-    const posix = posixPath(text, drive);
+    const posix = asPosix(text);
     const fromCwd = !posix.startsWith("/") && posix !== "~" && !posix.startsWith("~/");
     if (drive !== undefined && posix.split("/").some(isShortName)) {
       // Unknown, unless its one short name is the home's (longHomePath): deny-style rules read
@@ -654,7 +684,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
       // An admin share (`\\host\C$\x`) is `C:\x` on that host, which may be this one by a name or
       // an address the client knows it by.
       const shared = sharedPath(text);
-      if (shared !== undefined) deny.push(opened(posixPath(shared, drive)));
+      if (shared !== undefined) deny.push(opened(asPosix(shared)));
       // A WSL distribution's share (`\\wsl$\Ubuntu\x`, or `x` from a cwd there) is `/x` in it,
       // opened as Linux opens it (its /proc too), and `/mnt/c/x` there is `C:\x`, through the
       // drive's legacy junctions as Windows opens it.
@@ -693,14 +723,14 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
     // ripgrep matches a pattern byte for byte: one in NFD lists the files whose names are stored
     // in NFD, which the rules (in NFC) cover as the same files, as macOS opens them.
     const text = inNfc(input.pattern);
-    const pattern = posixPath(text, drive);
+    const pattern = asPosix(text);
     // From a cwd on a one-letter server no allow rule approves, and a `..` may stop at the share.
     const listed = letterShare ? [undefined] : globListRoots(text, pattern, windows, root, cwd, home);
     allowPaths = [...allowPaths, ...listed];
     // Under every reading of its root, and of its own text where that names a share, or a WSL
     // distribution's (as its Linux path too).
     const shared = windows ? sharedPath(text) : undefined;
-    const patterns = shared === undefined ? [pattern] : [pattern, posixPath(shared, drive)];
+    const patterns = shared === undefined ? [pattern] : [pattern, asPosix(shared)];
     // A folder spelt as an 8.3 short name (`C:\PROGRA~1\**`) is opened as the long name it stands
     // for, which the pattern does not tell: unknown, as a path field's (read), unless it is the
     // home's own (longHomePath), read as the home.
@@ -731,7 +761,7 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
     // More than a search names files by, each checked against every path rule: unknown.
     if (globs.length > MAX_GREP_GLOBS) paths.push(undefined);
     else {
-      const texts = globs.map((glob) => posixPath(glob, drive));
+      const texts = globs.map((glob) => asPosix(glob));
       paths.push(...globReadings(texts, drive !== undefined, roots, denyCwd, home, floor));
     }
   }
@@ -747,9 +777,10 @@ function pathsOf(input: Readonly<Record<string, unknown>>, call: ToolCall, nfc: 
     projectFolder,
     maxLength: maxPathLength(drive !== undefined),
     normalized,
+    trimmed,
+    led: drive === undefined ? undefined : junctionReading(allowPaths, cwd),
   };
-  if (nfc) memoPaths = reading;
-  else memoAsGiven = reading;
+  memoPaths[slot] = reading;
   return reading;
 }
 
@@ -899,9 +930,10 @@ const WSL_SHARE = /^\/\/wsl\$\/[^/]+(?=\/|$)/i;
  * to name the same file reads the same: `\\\\?\\C:\\x` and `\\\\localhost\\C$\\x` are `C:\\x`, `\\x` is
  * under the cwd's root, `C:x` is relative (to that drive's current directory, taken as the cwd),
  * and what Windows ignores when it opens a file is dropped: an alternate data stream
- * (`.env::$DATA`) and trailing dots and spaces (`.env.`).
+ * (`.env::$DATA`) and trailing dots and spaces (`.env.`). Without `trim` those are kept, as where
+ * a path is not normalized (`\\\\?\\`, Node's writes: `src.\\x` lands in a folder `src.`).
  */
-function posixPath(path: string, drive: string | undefined): string {
+function posixPath(path: string, drive: string | undefined, trim = true): string {
   if (drive === undefined) return path;
   let rest = path
     // `\\?\UNC\host\share\x` is `\\host\share\x`; `\\?\C:\x` and `\\.\C:\x` are `C:\x`, and so is
@@ -924,7 +956,10 @@ function posixPath(path: string, drive: string | undefined): string {
   const segments = rest
     .replaceAll("\\", "/")
     .split("/")
-    .map((segment) => trimDots(segment.replace(/:[\s\S]*$/, "")));
+    .map((segment) => {
+      const named = segment.replace(/:[\s\S]*$/, "");
+      return trim ? trimDots(named) : named;
+    });
   // WSL's two names for its shares, one reading (after the trim: `wsl.localhost.` is the same).
   if (root === "" && segments[0] === "" && segments[1] === "" && /^wsl\.localhost$/i.test(segments[2] ?? ""))
     segments[2] = "wsl$";
@@ -992,6 +1027,15 @@ function throughJunctions(path: string): string {
     through = through.replace(junction[0], junction[1]);
   }
   return through;
+}
+
+/** Windows allow paths and cwd through the junctions they pass; undefined where none passes one. */
+function junctionReading(paths: readonly (string | undefined)[], cwd: string | undefined): CallPaths["led"] {
+  const led = paths.map((path) => (path === undefined ? path : throughJunctions(path)));
+  const ledCwd = cwd === undefined ? cwd : throughJunctions(cwd);
+  return ledCwd === cwd && led.every((path, i) => path === paths[i])
+    ? undefined
+    : { paths: led, cwd: ledCwd };
 }
 
 /**
@@ -1199,7 +1243,7 @@ function openPath(path: string, floor: number, links: Links): string | undefined
   // In any case, as APFS reads names, and through each (`/System/Volumes/Data/private/etc`).
   while (links && FIRMLINK.test(opened)) opened = opened.replace(FIRMLINK, "") || "/";
   // On a Windows client, for deny-style rules: a legacy junction is where it leads. An allow rule
-  // reads it as written, since the junctions are on the Windows drive alone.
+  // reads it both as written and there (junctionReading), approving what both readings approve.
   if (links && links.deny && floor === 1) opened = throughJunctions(opened);
   return opened;
 }

@@ -575,9 +575,9 @@ describe("path rules", () => {
     ["Read(~/.ssh/**)", at("Read", { file_path: "C:\\Users\\dev\\.ssh\\id_rsa" }, windows)],
     ["Edit(//c/Windows/**)", at("Write", { file_path: "C:\\Windows\\x.dll" }, windows)],
     ["Read(./.env)", at("Read", { file_path: "C:/Users/dev/proj/.env" }, windows)],
-    // What Windows ignores when it opens a file: a data stream, trailing dots and spaces.
+    // What Windows ignores when it opens a file: a data stream (trailing dots and spaces are
+    // read both ways by an allow rule, below).
     ["Read(.env)", at("Read", { file_path: "C:\\Users\\dev\\proj\\.env::$DATA" }, windows)],
-    ["Read(.env)", at("Read", { file_path: "C:\\Users\\dev\\proj\\.env. " }, windows)],
     // Every other way Windows names the same file.
     ["Read(.env)", at("Read", { file_path: "C:.env" }, windows)],
     ["Read(~/.ssh/**)", at("Read", { file_path: "\\Users\\dev\\.ssh\\id_rsa" }, windows)],
@@ -1144,6 +1144,77 @@ describe("a command's name in another case", () => {
     expect(
       both("Read(//home/**)", call("Read", { file_path: "/c/Documents and Settings/x" }, posix)).any,
     ).toBe(false);
+  });
+
+  it("approves by an allow rule a path through a Windows legacy junction only where it also covers where it leads", () => {
+    const windows = {
+      cwd: "C:\\Users\\dev\\proj",
+      transcriptPath: "C:\\Users\\dev\\.claude\\projects\\C--Users-dev-proj\\s.jsonl",
+    };
+    const call = (toolName: string, toolInput: Record<string, unknown>, at: object = windows) => ({
+      toolName,
+      toolInput,
+      ...at,
+    });
+    // `C:\Users\All Users\x` is `C:\ProgramData\x`, and `C:\ProgramData\Documents\x` is under
+    // `C:\Users\Public`: each was approved by an allow rule on the folder it is spelt in.
+    for (const [rule, tool, input] of [
+      ["Edit(//c/Users/**)", "Write", { file_path: "C:\\Users\\All Users\\x" }],
+      ["Read(//c/ProgramData/**)", "Read", { file_path: "C:\\ProgramData\\Documents\\x" }],
+      ["Read(//c/ProgramData/**)", "Grep", { pattern: "x", path: "C:\\ProgramData\\Desktop" }],
+    ] as const)
+      expect(both(rule, call(tool, input)).all, JSON.stringify(input)).toBe(false);
+    // Where both readings are covered, and a path through none, it still approves.
+    for (const [rule, tool, input] of [
+      ["Edit(//c/Users/**)", "Write", { file_path: "C:\\Users\\dev\\Application Data\\x" }],
+      ["Edit(./src/**)", "Write", { file_path: "C:\\Users\\dev\\proj\\src\\a.ts" }],
+      ["Edit(./src/**)", "Write", { file_path: "src\\a.ts" }],
+      ["Read(//c/ProgramData/**)", "Read", { file_path: "C:\\ProgramData\\x" }],
+    ] as const)
+      expect(both(rule, call(tool, input)).all, JSON.stringify(input)).toBe(true);
+    // From a cwd through a junction, the cwd is read through it too.
+    const inJunction = { ...windows, cwd: "C:\\Documents and Settings\\dev\\proj" };
+    expect(both("Edit(./src/**)", call("Write", { file_path: "src\\a.ts" }, inJunction)).all).toBe(true);
+  });
+
+  it("approves by an allow rule a Windows path with a segment's trailing dots or spaces only as both kept and dropped", () => {
+    // Win32 drops them where it normalizes a path, but Node on Windows writes `src.\x` into a
+    // sibling folder named `src.`, which `Edit(./src/**)` does not name.
+    const windows = {
+      cwd: "C:\\Users\\dev\\proj",
+      transcriptPath: "C:\\Users\\dev\\.claude\\projects\\C--Users-dev-proj\\s.jsonl",
+    };
+    const write = (file_path: string) => ({ toolName: "Write", toolInput: { file_path }, ...windows });
+    for (const file_path of [
+      "src.\\x",
+      "src \\x",
+      "src. .\\x",
+      "C:\\Users\\dev\\proj\\src.\\x",
+      "C:\\Users\\dev\\proj.\\src\\x",
+    ])
+      expect(both("Edit(./src/**)", write(file_path)).all, file_path).toBe(false);
+    expect(both("Edit(./*.ts)", write("a.ts.")).all).toBe(false);
+    // Deny-style rules read them dropped, as before.
+    expect(both("Edit(./src/**)", write("src.\\x")).any).toBe(true);
+    const read = { toolName: "Read", toolInput: { file_path: "C:\\Users\\dev\\proj\\.env. " }, ...windows };
+    expect(both("Read(.env)", read)).toEqual({ any: true, all: false });
+    // A name that keeps them under the folder allowed, and an ordinary name, still approve.
+    expect(both("Edit(./src/**)", write("src\\x.")).all).toBe(true);
+    expect(both("Edit(./src/**)", write("src\\a.ts")).all).toBe(true);
+    expect(both("Edit(./src/**)", write("C:\\Users\\dev\\proj\\src\\a.ts")).all).toBe(true);
+    // A cwd whose own name ends in a dot: each reading reads it the same way as the path.
+    const dotted = { ...windows, cwd: "C:\\Users\\dev\\proj." };
+    expect(both("Edit(./src/**)", { ...write("src\\a.ts"), ...dotted }).all).toBe(true);
+    // POSIX clients keep every name as written.
+    const linux = { cwd: "/home/dev/proj", transcriptPath: HOME_TRANSCRIPT };
+    const posixWrite = (file_path: string) => ({ toolName: "Write", toolInput: { file_path }, ...linux });
+    expect(both("Edit(./src/**)", posixWrite("/home/dev/proj/src/a.ts")).all).toBe(true);
+    expect(both("Edit(./src/**)", posixWrite("src./x")).all).toBe(false);
+    const mac = {
+      cwd: "/Users/dev/proj",
+      transcriptPath: "/Users/dev/.claude/projects/-Users-dev-proj/s.jsonl",
+    };
+    expect(both("Edit(./src/**)", { ...posixWrite("/Users/dev/proj/src/a.ts"), ...mac }).all).toBe(true);
   });
 
   // Before, 500 KB of `root/` took 5 minutes. How the time grows with a path's
