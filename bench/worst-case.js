@@ -260,6 +260,21 @@ const HOSTILE_PATHS = [
     windows: true,
     path: (n) => `C:\\p\\.env${repeated(":", n - 11)}\nx`,
   },
+  {
+    // A segment's trailing dots and spaces: allow rules read the path again with them kept.
+    name: "Edit on Windows of `C:\\p\\` + `a. \\` repeated + `x`",
+    windows: true,
+    tool: "Edit",
+    path: (n) => `C:\\p\\${repeated("a. \\", n - 6)}x`,
+  },
+  {
+    // A legacy junction that leads to its own folder, repeated: allow rules read it as written
+    // and where it leads.
+    name: "Edit on Windows of `C:\\ProgramData\\` + `Application Data\\` repeated + `x`",
+    windows: true,
+    tool: "Edit",
+    path: (n) => `C:\\ProgramData\\${repeated("Application Data\\", n - 16)}x`,
+  },
 ];
 
 await main();
