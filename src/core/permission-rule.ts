@@ -546,7 +546,9 @@ function matchesPath(
     return led === undefined || led.paths.every((path) => matches(path, led.cwd));
   };
   const opened = pathsOf(input, call, true, true);
-  if (deny) return holds(opened);
+  // A deny-style rule also reads a Windows path with its trailing dots and spaces kept, as Node
+  // opens it: `.env.` is then a file named `.env.`, which `**/.env.*` names.
+  if (deny) return holds(opened) || (opened.trimmed && holds(pathsOf(input, call, true, false)));
   // A cwd, transcript path or pattern not in NFC is the same folder as its NFC form on macOS
   // alone: on Linux and Windows (NTFS keeps a name's code points) `cafe\u0301` and `café` are two
   // folders. A segment's trailing dots and spaces are dropped where Win32 opens the path, but

@@ -1217,6 +1217,22 @@ describe("a command's name in another case", () => {
     expect(both("Edit(./src/**)", { ...posixWrite("/Users/dev/proj/src/a.ts"), ...mac }).all).toBe(true);
   });
 
+  it("matches by a deny-style rule a Windows path with a segment's trailing dots or spaces kept as well as dropped", () => {
+    // Node on Windows opens `.env.` as written, a file named `.env.`, which `.env.*` names, and
+    // `C:\secret.\x` in the folder `secret.`: a deny-style rule matches if either reading does.
+    const windows = {
+      cwd: "C:\\Users\\dev\\proj",
+      transcriptPath: "C:\\Users\\dev\\.claude\\projects\\C--Users-dev-proj\\s.jsonl",
+    };
+    const read = (file_path: string) => ({ toolName: "Read", toolInput: { file_path }, ...windows });
+    expect(both("Read(**/.env.*)", read("C:\\Users\\dev\\proj\\.env.")).any).toBe(true);
+    expect(both("Read(**/.env.*)", read(".env. ")).any).toBe(true);
+    expect(both("Read(//c/secret./**)", read("C:\\secret.\\x")).any).toBe(true);
+    // Dropped, as Win32 opens it, still matches; a name with none matches as before.
+    expect(both("Read(//c/secret/**)", read("C:\\secret.\\x")).any).toBe(true);
+    expect(both("Read(**/.env.*)", read("C:\\Users\\dev\\proj\\.env")).any).toBe(false);
+  });
+
   // Before, 500 KB of `root/` took 5 minutes. How the time grows with a path's
   // length is measured in bench/worst-case.js (no timing here); these check the answers.
   it("reads paths hundreds of KB long: past 4,096 characters a path names no file (past 32,767 on Windows)", () => {
