@@ -9,7 +9,7 @@
  * endpoint), B5 (GitHub) and (c) (Standard Webhooks).
  */
 import { discordWaitsInMilliseconds, discordWebhookUrl, isDiscordSlackEndpoint } from "./discord-url.js";
-import { describeRawTarget } from "./egress/target.js";
+import { describeRawTarget, withoutUrlBlanks } from "./egress/target.js";
 import { escapeBidiControls } from "./escape-controls.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
@@ -189,17 +189,14 @@ function jsonHeaders(): Record<string, string> {
  * sink (discord-url.ts), the repository's dispatches endpoint for a GitHub one. `hookgate check`
  * judges this URL. Blanks around the URL (a pasted variable's) are dropped first, as a URL's
  * parser drops them: spliced onto, they went into the path, and every delivery failed. Only
- * those (C0 controls and space): `trim()` dropped a byte order mark or a no-break space too,
- * which the parser keeps and the egress guard refuses at every delivery to a Slack or webhook
- * sink (sent as written), so `hookgate check` judged a URL other than the one sent.
+ * those: a Slack or webhook sink's URL is sent as written, and `hookgate check` judges the URL sent.
  */
 export function deliveryUrl(sink: {
   readonly type: string;
   readonly url?: string | undefined;
   readonly repo?: string | undefined;
 }): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: what a URL's parser strips.
-  const url = sink.url?.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "");
+  const url = sink.url === undefined ? undefined : withoutUrlBlanks(sink.url);
   if (sink.type === "discord") return discordWebhookUrl(url ?? "");
   if (sink.type !== "github-dispatch") return url ?? "";
   const base = (url ?? "https://api.github.com").replace(/\/+$/, "");

@@ -22,3 +22,12 @@ export function describeRawTarget(raw: string): string {
     return "(unparsable URL)";
   }
 }
+
+/**
+ * A URL's text without the C0 controls and spaces around it, which the URL parser drops (not the
+ * other white space trim() drops, a no-break space or a byte order mark, which it keeps and fails on).
+ */
+export function withoutUrlBlanks(raw: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are what the parser drops.
+  return raw.replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
+}

@@ -5,7 +5,7 @@
  * on Workers. Which addresses the host resolves to is the address stage's business, not this one's.
  */
 import type { EgressRefusal } from "./refusal.js";
-import { describeTarget } from "./target.js";
+import { describeTarget, withoutUrlBlanks } from "./target.js";
 
 /** The Fetch standard's bad-port list ("port blocking"), as undici's `lib/web/fetch/constants.js`. */
 export const BAD_PORTS: ReadonlySet<number> = new Set([
@@ -175,10 +175,8 @@ function parseUrl(raw: string): URL | undefined {
  */
 function unparsable(raw: string): string {
   const base = "the URL is not a valid absolute URL";
-  // As the parser reads it: tabs and newlines removed, C0 controls and spaces around it dropped
-  // (not the other white space trim() drops, which the parser keeps and fails on).
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the C0 controls are what the parser drops.
-  const text = raw.replace(/[\t\n\r]/g, "").replace(/^[\x00-\x20]+|[\x00-\x20]+$/g, "");
+  // As the parser reads it: tabs and newlines removed, C0 controls and spaces around it dropped.
+  const text = withoutUrlBlanks(raw.replace(/[\t\n\r]/g, ""));
   if (text === "") return `${base}: it is empty`;
   const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:/.exec(text)?.[0];
   if (scheme === undefined) {
