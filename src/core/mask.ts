@@ -195,18 +195,22 @@ function needlesOf(secrets: readonly string[]): readonly string[] {
  * secrets it returns the text as is.
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  return scrub(text, secrets, false);
+  return scrub(text, secrets, maskEvery);
 }
 
-/** `text` with each of the secrets' needles that it holds masked, longest first; `json`: as JSON text. */
-function scrub(text: string, secrets: readonly string[], json: boolean): string {
+/** `text` with each of the secrets' needles that it holds masked by `mask`, longest first. */
+function scrub(
+  text: string,
+  secrets: readonly string[],
+  mask: (text: string, needle: string) => string,
+): string {
   if (secrets.length === 0) return text;
   let out = text;
-  for (const needle of needlesOf(secrets))
-    if (out.includes(needle))
-      out = json ? maskEveryWithItsEscapes(out, needle) : out.replaceAll(needle, MASK);
+  for (const needle of needlesOf(secrets)) if (out.includes(needle)) out = mask(out, needle);
   return out;
 }
+
+const maskEvery = (text: string, needle: string) => text.replaceAll(needle, MASK);
 
 /**
  * `scrubSecrets` for a log sink, with the secrets of the policy in force (`Policy.secrets`).
@@ -234,7 +238,7 @@ export function scrubbingWith(secrets: () => readonly string[]): (text: string) 
  * was masked as `\[masked]`, and its decision's audit line was no JSON a log pipeline reads.
  */
 function scrubJsonText(text: string, secrets: readonly string[]): string {
-  return scrub(text, secrets, true);
+  return scrub(text, secrets, maskEveryWithItsEscapes);
 }
 
 /** Every occurrence of `needle` in JSON text masked, with any escape it starts or ends inside of. */
