@@ -65,12 +65,12 @@ const FIXES = {
       'the shell that ran the curl command left it as written, as it does inside single quotes: write the header in double quotes, -H "Authorization: Bearer $HOOKGATE_AUTH" (hookgate init --client CLIENT writes it)',
   },
   // `hookgate send`, a command hook: it sends HOOKGATE_TOKEN, else HOOKGATE_AUTH, from the
-  // agent's environment, and no header of the hook's own (it never sends an empty token).
+  // agent's environment, and no header of the hook's own (it never sends an empty token). A name
+  // sent unexpanded is the variable's value: its fix is an empty one's.
   send: {
     missing:
       "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent: hookgate send, the command hook, sends it (or HOOKGATE_AUTH when HOOKGATE_TOKEN is unset)",
     empty: "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent",
-    unexpanded: "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent",
     unknown:
       "check HOOKGATE_TOKEN (or HOOKGATE_AUTH, which hookgate send sends when HOOKGATE_TOKEN is unset)",
   },
@@ -78,7 +78,6 @@ const FIXES = {
     missing:
       "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent: hookgate send, the command hook, sends it (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
     empty: "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent",
-    unexpanded: "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent",
     unknown: "check HOOKGATE_AUTH",
   },
 } as const;
@@ -177,7 +176,9 @@ export async function authenticate(
     return fail(
       "AUTH_UNKNOWN_TOKEN",
       `the hook sent ${JSON.stringify(token)} as its token, a variable's name its client did not expand: ${
-        lowerCase ? CLAUDE_CODE_UNEXPANDED_LOWER_CASE : fixes.unexpanded.replace("CLIENT", client ?? "")
+        lowerCase
+          ? CLAUDE_CODE_UNEXPANDED_LOWER_CASE
+          : ("unexpanded" in fixes ? fixes.unexpanded : fixes.empty).replace("CLIENT", client ?? "")
       }`,
     );
   }
