@@ -172,8 +172,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   const silenceMs = MISSED_HEARTBEATS * heartbeatMs;
   const stopMs = options.stopMs ?? STOP_MS;
-  /** The current thread's `DeliveryThreadData.calls`. */
-  let calls = new Int32Array(new SharedArrayBuffer(8));
+  /** The current thread's `DeliveryThreadData.calls`, as `worker` is the current thread. */
+  let calls: Int32Array;
 
   /** Starts a thread again after the back-off; returns the wait. */
   const restartLater = (): number => {

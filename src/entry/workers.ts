@@ -266,12 +266,18 @@ function binding<T>(name: BindingName): T | undefined {
   return undefined;
 }
 
-/** Why the binding `name` cannot be used: missing (with where to bind it), or of another kind. */
+/** Why the binding `name` cannot be used: missing, or of another kind. */
+const bindingProblem = (name: BindingName) =>
+  bindings[name] === undefined
+    ? `the ${name} binding is missing`
+    : `the ${name} binding is not ${BINDING_KINDS[name][1]}`;
+
+/** `bindingProblem` as an error, a missing binding's with where to bind it. */
 const unusable = (name: BindingName) =>
   new Error(
     bindings[name] === undefined
-      ? `the ${name} binding is missing: bind it in wrangler.toml as ${BINDING_KINDS[name][1]}`
-      : `the ${name} binding is not ${BINDING_KINDS[name][1]}`,
+      ? `${bindingProblem(name)}: bind it in wrangler.toml as ${BINDING_KINDS[name][1]}`
+      : bindingProblem(name),
   );
 
 /** Counters as Analytics Engine data points (index = counter name); nothing when unbound. */
@@ -500,7 +506,7 @@ async function handle(
       queue === undefined && state.policy.rules.some((r) => r.notify.length > 0)
         ? {
             delivery: "failing",
-            error: `${unusable("HOOKGATE_QUEUE").message.replace(/: bind it .*$/, "")}: no notify event is sent`,
+            error: `${bindingProblem("HOOKGATE_QUEUE")}: no notify event is sent`,
             fix: `bind HOOKGATE_QUEUE in wrangler.toml as ${BINDING_KINDS.HOOKGATE_QUEUE[1]}`,
           }
         : undefined,
