@@ -563,15 +563,18 @@ function checkedRewrite(
   // The call as it came, echoed back, is no rewrite: the rules judged it (on PermissionRequest, its
   // PreToolUse rules' ask is the dialog the server answers).
   if (rewriter === undefined || deepEqual(input, event.toolInput)) return decision;
-  const viewAs = (name: string, toolInput: Readonly<Record<string, unknown>> | undefined) =>
-    callAs(event, name, toolInput);
   const names = callNames(event);
-  const views = names.map((name) => viewAs(name, input));
+  // Each event's rules on the rewritten call, read once for the static verdict and for the
+  // prompt and forward rules that would judge it.
+  const rewritten = names.map((name) => ({
+    name,
+    evaluation: evaluatePolicy(policy, callAs(event, name, input), { team }),
+  }));
   // An ask the event cannot carry (PermissionRequest) is withheld, and alone combines to no
   // opinion: the rewrite, sent with the allow, would answer the dialog that ask leaves to the user.
   const effects = new Map<string, { readonly index: number; readonly effect: RuleEffect }>();
-  for (const view of views) {
-    for (const { rule, effect } of evaluatePolicy(policy, view, { team }).enforced) {
+  for (const { evaluation } of rewritten) {
+    for (const { rule, effect } of evaluation.enforced) {
       // A rule on both events speaks once, as it does on the event itself.
       if (effects.has(rule.id)) continue;
       effects.set(rule.id, {
@@ -603,12 +606,12 @@ function checkedRewrite(
   // asked about it: its model or server may deny it. Each runs once, on the call as it came (a
   // second round of calls would spend the deadline again and repeat a server's side effects), so
   // the rewrite is denied, naming the rule. One that read both judged the call as the agent sent it.
-  const unjudged = names.flatMap((name) => {
+  const unjudged = rewritten.flatMap(({ name, evaluation }) => {
     const judged = new Set(
-      evaluatePolicy(policy, viewAs(name, event.toolInput), { team }).pending.map((r) => r.id),
+      evaluatePolicy(policy, callAs(event, name, event.toolInput), { team }).pending.map((r) => r.id),
     );
-    return evaluatePolicy(policy, viewAs(name, input), { team })
-      .pending.filter((rule) => rule.id !== rewriter.ruleId && !judged.has(rule.id))
+    return evaluation.pending
+      .filter((rule) => rule.id !== rewriter.ruleId && !judged.has(rule.id))
       .map((rule) => rule.id);
   });
   if (unjudged.length === 0) return decision;
