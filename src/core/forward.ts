@@ -304,16 +304,13 @@ export function parseForwardResponse(
     !deepEqual(own.updatedInput, toolInput)
       ? `hookgate did not apply the downstream hook's updatedInput: it sends a rewrite only with an allow, so this ${decision === "ask" ? "asks about" : "defers"} the call as it came`
       : undefined;
-  const reason = unappliable
+  const told = unappliable
     ? `the downstream hook (rule ${quote(ruleId)}) allowed the call with an updatedInput that is not an object: a rewrite that cannot be applied`
-    : unsentRewrite
-      ? said === undefined
-        ? unsentRewrite
-        : `${said} (${unsentRewrite})`
-      : decision
-        ? (said ??
-          (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
-        : undefined;
+    : decision
+      ? (said ?? (decision === "deny" || decision === "block" ? defaultReason(ruleId, decision) : undefined))
+      : undefined;
+  const reason =
+    unsentRewrite === undefined ? told : told === undefined ? unsentRewrite : `${told} (${unsentRewrite})`;
   // A PreCompact object that does not block is compaction instructions to Claude Code (§4.4);
   // `{"reason":"…"}` is how hookgate itself words them (render.ts), so a gateway behind this one
   // has its instructions passed on.
