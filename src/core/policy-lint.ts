@@ -50,7 +50,7 @@ import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { compileRegex } from "./regex.js";
 import { ownOnError, ruleOnError } from "./rule-failure.js";
-import { ENV_NAME, HEADER_VAR_NAME, nameToShow, resolveSecret, SINK_ENV_FIELDS } from "./secret-ref.js";
+import { ENV_NAME, HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS, shellVariable } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
 import { compileWhere, compileWhereGlob } from "./where.js";
 
@@ -1480,16 +1480,6 @@ function lintShellVariables(policy: Policy, warn: (path: string, message: string
     say(jsonPath(["models", name, "apiKey"]), model.apiKey);
     say(jsonPath(["models", name, "url"]), model.url);
   }
-}
-
-/**
- * The variable a whole value `$NAME` or `${NAME}` names, if it is one; not a name that reads like
- * a secret (nameToShow), which stays an inline secret and is never quoted.
- */
-function shellVariable(value: string | undefined): string | undefined {
-  const match = value === undefined ? null : /^\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))$/.exec(value);
-  const name = match?.[1] ?? match?.[2];
-  return name === undefined ? undefined : nameToShow(name);
 }
 
 /**

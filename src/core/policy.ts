@@ -41,6 +41,7 @@ import {
   readWebhookKey,
   resolveSecret,
   SINK_ENV_FIELDS,
+  shellVariable,
   variableNamedHere,
 } from "./secret-ref.js";
 import { compileWhere, type Predicate } from "./where.js";
@@ -518,11 +519,10 @@ function explained(
     };
   }
   // Or as a shell reads it (`$NAME`, `${NAME}`); said only of a name that does not read like a secret.
-  const shellName =
+  const shownShellName =
     issue.code === "invalid_format" && path[0] === "auth" && path[3] === "env" && typeof at === "string"
-      ? /^\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))$/.exec(at)
-      : null;
-  const shownShellName = nameToShow(shellName?.[1] ?? shellName?.[2] ?? "");
+      ? shellVariable(at)
+      : undefined;
   if (shownShellName !== undefined)
     return {
       path,

@@ -43,6 +43,16 @@ export function nameToShow(name: string): string | undefined {
   return mixed || /[^_]{20}/.test(name) ? undefined : name;
 }
 
+/**
+ * The variable a whole value `$NAME` or `${NAME}` names, as a shell or a .env file reads one,
+ * where a message may show it (nameToShow); undefined for any other value.
+ */
+export function shellVariable(value: string | undefined): string | undefined {
+  const match = value === undefined ? null : /^\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))$/.exec(value);
+  const name = match?.[1] ?? match?.[2];
+  return name === undefined ? undefined : nameToShow(name);
+}
+
 /** A variable's name in a policy's warning, which has a path to say where it is: `prefix` and the name, or why not. */
 export function variableNamedHere(name: string, prefix = ""): string {
   const shown = nameToShow(name);
