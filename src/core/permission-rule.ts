@@ -926,6 +926,14 @@ const ONE_LETTER_SHARE = /^\/\/[^/](?:\/|$)/;
 const WSL_SHARE = /^\/\/wsl\$\/[^/]+(?=\/|$)/i;
 
 /**
+ * A Windows path's device-namespace prefix, `\\?\`, `\\.\` or the NT `\??\` Win32 passes to the kernel
+ * as it is: one pattern, so posixPath, DEVICE_PATH and ADMIN_SHARE read the same prefixes.
+ */
+const DEVICE_PREFIX = String.raw`(?:[\\/]{2}[?.]|[\\/]\?\?)[\\/]`;
+/** The same, with the `UNC\` of a share after it (`\\?\UNC\host\share`). */
+const DEVICE_PREFIX_UNC = new RegExp(String.raw`^${DEVICE_PREFIX}(?:UNC(?=[\\/]))?`, "i");
+
+/**
  * Claude Code on Windows sends `C:\\Users\\dev\\.env`, and its rules read it as `/c/Users/dev/.env`.
  * `drive` is the client's root (windowsRoot: `/c`, or `//server/share`); undefined for a POSIX
  * client, whose paths are left as they are. On Windows backslashes are separators, and every way
@@ -940,9 +948,7 @@ function posixPath(path: string, drive: string | undefined, trim = true): string
   let rest = path
     // `\\?\UNC\host\share\x` is `\\host\share\x`; `\\?\C:\x` and `\\.\C:\x` are `C:\x`, and so is
     // the NT path `\??\C:\x`, which Win32 passes to the kernel as it is.
-    .replace(/^(?:[\\/]{2}[?.]|[\\/]\?\?)[\\/](?:UNC(?=[\\/]))?/i, (prefix) =>
-      prefix.length > 4 ? "\\" : "",
-    )
+    .replace(DEVICE_PREFIX_UNC, (prefix) => (prefix.length > 4 ? "\\" : ""))
     // A share's root with no separator after it is the drive's root, not its current directory.
     .replace(/^[\\/]{2}(?:localhost|127\.0\.0\.1)[\\/]([A-Za-z])\$(?=[\\/]|$)/i, "$1:\\")
     // Git Bash's `/c/x`, which Claude Code on Windows reads as `C:\x`.
@@ -1045,7 +1051,7 @@ function junctionReading(paths: readonly (string | undefined)[], cwd: string | u
  * `\\?\GLOBALROOT\Device\…`, `\\.\PhysicalDrive0`, `\??\Volume{…}\x`): which file it is cannot
  * be read from it.
  */
-const DEVICE_PATH = /^(?:[\\/]{2}[?.]|[\\/]\?\?)[\\/](?![A-Za-z]:[\\/]|UNC[\\/])/i;
+const DEVICE_PATH = new RegExp(String.raw`^${DEVICE_PREFIX}(?![A-Za-z]:[\\/]|UNC[\\/])`, "i");
 
 /**
  * Whether a Windows client's path names no file that can be read from it: a device path, or a
@@ -1108,8 +1114,10 @@ function longHomePath(path: string, home: string | undefined): string | undefine
  * A Windows admin share's prefix, `\\host\C$`, `\\?\UNC\host\C$` or `\??\UNC\host\C$`: group 1 is
  * its drive, or `ADMIN` for `ADMIN$`, the Windows directory.
  */
-const ADMIN_SHARE =
-  /^(?:[\\/]{2}(?:[?.][\\/]UNC[\\/])?|[\\/]\?\?[\\/]UNC[\\/])[^\\/]+[\\/]([A-Za-z]|ADMIN)\$(?=[\\/]|$)/i;
+const ADMIN_SHARE = new RegExp(
+  String.raw`^(?:[\\/]{2}|${DEVICE_PREFIX}UNC[\\/])[^\\/]+[\\/]([A-Za-z]|ADMIN)\$(?=[\\/]|$)`,
+  "i",
+);
 
 /** What an admin share's path names on its host, as a drive path (`C:\x`); undefined for any other. */
 function sharedPath(text: string): string | undefined {
