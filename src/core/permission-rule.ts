@@ -695,11 +695,8 @@ function pathsOf(
       if (wsl !== null) {
         const linux = openPath(full.slice(wsl[0].length), 0, { cwd: undefined, deny: true });
         const mounted = linux?.replace(/^\/mnt(?=\/[a-z](?:\/|$))/i, "");
-        deny.push(
-          linux,
-          mounted,
-          mounted === linux || mounted === undefined ? mounted : throughJunctions(mounted),
-        );
+        deny.push(linux, mounted);
+        if (mounted !== linux && mounted !== undefined) deny.push(throughJunctions(mounted));
       }
     }
     return { allow, deny };
