@@ -734,8 +734,7 @@ function pathsOf(
     // for, which the pattern does not tell: unknown, as a path field's (read), unless it is the
     // home's own (longHomePath), read as the home.
     if (windows && pattern.split("/").some(isShortName)) {
-      const drivePath = /^\/[a-z]\//.test(pattern) && !/^\/[A-Za-z]\//.test(text);
-      const long = drivePath ? longHomePath(pattern, home) : undefined;
+      const long = /^\/[A-Za-z]\//.test(text) ? undefined : longHomePath(pattern, home);
       if (long === undefined) paths.push(undefined);
       else patterns.push(long);
     }
