@@ -379,9 +379,9 @@ export async function handleHook(
     const effects = evaluation.enforced.map((m) => m.effect);
     const combined =
       remote.effects.length === 0
-        ? combineEffects(effects)
+        ? withoutEcho(combineEffects(effects), event)
         : checkedRewrite(
-            combineEffects(inRuleOrder(evaluation, [...effects, ...remote.effects])),
+            withoutEcho(combineEffects(inRuleOrder(evaluation, [...effects, ...remote.effects])), event),
             remote.effects,
             policy,
             event,
@@ -537,6 +537,19 @@ function withCharset(error: RequestError, contentType: string | undefined): Requ
   };
 }
 
+/**
+ * `decision` without an `updatedInput` that is the call as it came: an echo rewrites nothing
+ * (a team server may send the input back with each allow), and sent it was not harmless:
+ * deepcode's PermissionRequest answer became a deny (render.ts, a rewrite it cannot apply),
+ * deepagents dropped the allow with it, and the audit line said the call was rewritten.
+ */
+function withoutEcho(decision: Decision, event: HookEvent): Decision {
+  if (decision.updatedInput === undefined || !deepEqual(decision.updatedInput, event.toolInput))
+    return decision;
+  const { updatedInput: _, ...rest } = decision;
+  return rest;
+}
+
 const REWRITE_VERBS = { deny: "denies", block: "blocks", ask: "asks about", defer: "defers" } as const;
 
 /**
@@ -559,10 +572,10 @@ function checkedRewrite(
   const input = decision.updatedInput;
   if (decision.kind !== "allow" || input === undefined || event.dialect === "deepagents-legacy")
     return decision;
+  // The call as it came, echoed back, is no rewrite and was dropped (withoutEcho): the rules
+  // judged it (on PermissionRequest, its PreToolUse rules' ask is the dialog the server answers).
   const rewriter = remoteEffects.find((e) => e.updatedInput === input);
-  // The call as it came, echoed back, is no rewrite: the rules judged it (on PermissionRequest, its
-  // PreToolUse rules' ask is the dialog the server answers).
-  if (rewriter === undefined || deepEqual(input, event.toolInput)) return decision;
+  if (rewriter === undefined) return decision;
   const names = callNames(event);
   // Each event's rules on the rewritten call, read once for the static verdict and for the
   // prompt and forward rules that would judge it.
@@ -657,8 +670,8 @@ function notifiedCall(
   rewrite: Readonly<Record<string, unknown>> | undefined,
   team: string,
 ): { readonly event: HookEvent; readonly evaluation: Evaluation } {
-  if (rewrite === undefined || event.dialect === "deepagents-legacy" || deepEqual(rewrite, event.toolInput))
-    return { event, evaluation };
+  // An echo of the call as it came never gets here (withoutEcho).
+  if (rewrite === undefined || event.dialect === "deepagents-legacy") return { event, evaluation };
   const notify = [...evaluation.notify];
   for (const name of callNames(event)) {
     for (const entry of evaluatePolicy(policy, callAs(event, name, rewrite), { team }).notify)

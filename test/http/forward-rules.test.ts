@@ -755,16 +755,13 @@ describe("forward rules", () => {
 
   it("takes a PermissionRequest grant whose updatedInput is the call as it came as no rewrite: the PreToolUse ask it answers stands aside", async () => {
     // A PreToolUse ask shows the dialog; the team server grants it, echoing the input back. That
-    // is the call the PreToolUse rules judged, not one they never saw.
+    // is the call the PreToolUse rules judged, not one they never saw; the echo is not passed on.
     const app = await appWith({}, [
       { id: "ask-bash", on: "PreToolUse", if: "Bash(x)", decide: "ask", reason: "x needs a human" },
     ]);
     next = grant("x");
     const granted = await jsonOf(await app.post("/v1/hooks", permissionRequest));
-    expect(granted.hookSpecificOutput.decision).toEqual({
-      behavior: "allow",
-      updatedInput: { command: "x" },
-    });
+    expect(granted.hookSpecificOutput.decision).toEqual({ behavior: "allow" });
   });
 
   it("merges with static rules by precedence: a static ask beats a downstream allow", async () => {

@@ -759,3 +759,52 @@ describe("a team server's rewrite and the notify rules", () => {
     expect(dropped.told).toEqual([[["tell-ls"], { command: "ls -la" }]]);
   });
 });
+
+describe("a team server's allow that echoes the call as it came", () => {
+  /** The audit of `ls` on `event` from `dialect`, allowed by a team server that echoes the input. */
+  async function echoed(event: string, dialect: Dialect) {
+    const echoing = await policyFrom({
+      version: 1,
+      rules: [
+        {
+          id: "relay",
+          on: ["PreToolUse", "PermissionRequest"],
+          matcher: "Bash",
+          forward: { url: "https://policy.example/hook" },
+        },
+      ],
+    });
+    const sent = request("Bash", { command: "ls" });
+    const body = { ...JSON.parse(sent.body.ok ? sent.body.text : "{}"), hook_event_name: event };
+    const outcome = await handleHook(
+      {
+        ...deps,
+        policy: () => echoing,
+        remote: {
+          run: async () => ({
+            effects: [{ ruleId: "relay", decision: "allow", updatedInput: { command: "ls" } }],
+            audit: [{ rule: "relay", action: "forward", outcome: "OK", ms: 0 }],
+          }),
+        },
+      },
+      { ...sent, body: { ok: true, text: JSON.stringify(body) }, dialect },
+    );
+    return outcome.audit;
+  }
+
+  // An echo is no rewrite: deepcode denied it on PermissionRequest (a rewrite it cannot apply),
+  // deepagents dropped the allow with it, and every audit line said the call was rewritten.
+  it.each([
+    ["PreToolUse", "claude-code"],
+    ["PermissionRequest", "claude-code"],
+    ["PreToolUse", "deepcode"],
+    ["PermissionRequest", "deepcode"],
+    ["PreToolUse", "deepagents"],
+    ["PermissionRequest", "deepagents"],
+  ] as const)("is the allow it says on %s from %s, audited without updatedInput", async (event, dialect) => {
+    const audit = await echoed(event, dialect);
+    expect(audit).toMatchObject({ decision: "allow", rules: ["relay"] });
+    expect(audit.clientDecision).toBeUndefined();
+    expect(audit.updatedInput).toBeUndefined();
+  });
+});
