@@ -560,7 +560,8 @@ const REWRITE_VERBS = { deny: "denies", block: "blocks", ask: "asks about", defe
  * rewritten call cannot be asked about (a rewrite is only sent with an allow). A PermissionRequest
  * comes after PreToolUse, and the call it is granted rewritten into runs without passing
  * PreToolUse again: its rules judge the rewrite too (a policy's deny rules are PreToolUse rules).
- * Prompt and forward rules are not run again: one that reads the rewrite alone denies it.
+ * Prompt and forward rules are not run again: one that reads the rewrite alone denies it. Not on
+ * a client that drops the rewrite (deepagents): there the call runs as it came, if at all.
  */
 function checkedRewrite(
   decision: Decision,
@@ -572,6 +573,10 @@ function checkedRewrite(
   const input = decision.updatedInput;
   if (decision.kind !== "allow" || input === undefined || event.dialect === "deepagents-legacy")
     return decision;
+  // A client that drops the rewrite with its allow (deepagents) never runs the rewritten call: its
+  // own permission flow judges the call as it came, which the rules judged. A deny there would
+  // refuse that call for a rule about one that never runs.
+  if (clientDecision("allow", event.name, event.dialect, event.payload, true) !== "allow") return decision;
   // The call as it came, echoed back, is no rewrite and was dropped (withoutEcho): the rules
   // judged it (on PermissionRequest, its PreToolUse rules' ask is the dialog the server answers).
   const rewriter = remoteEffects.find((e) => e.updatedInput === input);

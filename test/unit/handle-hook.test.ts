@@ -808,3 +808,70 @@ describe("a team server's allow that echoes the call as it came", () => {
     expect(audit.updatedInput).toBeUndefined();
   });
 });
+
+describe("a team server's rewrite on a client that drops it (deepagents)", () => {
+  /** The audit of `git status` on `event` from `dialect`, allowed rewritten into `command`. */
+  async function rewrittenInto(command: string, event: string, dialect: Dialect) {
+    const guarded = await policyFrom({
+      version: 1,
+      rules: [
+        {
+          id: "no-force-push",
+          on: "PreToolUse",
+          where: { "tool_input.command": { regex: "^git push\\b.*--force" } },
+          decide: "deny",
+          reason: "Force pushes are never allowed",
+        },
+        {
+          id: "judge-pushes",
+          on: "PreToolUse",
+          where: { "tool_input.command": { startsWith: "git push" } },
+          prompt: { text: "Is this push safe? $ARGUMENTS", model: "m", onError: "deny" },
+        },
+        {
+          id: "relay",
+          on: ["PreToolUse", "PermissionRequest"],
+          matcher: "Bash",
+          forward: { url: "https://policy.example/hook" },
+        },
+      ],
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+    });
+    const sent = request("Bash", { command: "git status" });
+    const body = { ...JSON.parse(sent.body.ok ? sent.body.text : "{}"), hook_event_name: event };
+    const outcome = await handleHook(
+      {
+        ...deps,
+        policy: () => guarded,
+        remote: {
+          run: async () => ({
+            effects: [{ ruleId: "relay", decision: "allow", updatedInput: { command } }],
+            audit: [{ rule: "relay", action: "forward", outcome: "OK", ms: 0 }],
+          }),
+        },
+      },
+      { ...sent, body: { ok: true, text: JSON.stringify(body) }, dialect },
+    );
+    return outcome.audit;
+  }
+
+  // deepagents drops the allow with its rewrite, and its own permission flow judges `git status`,
+  // the call the rules judged: a deny named a rule about a call that never runs there.
+  it.each([
+    ["git push origin main", "PreToolUse"],
+    ["git push origin main", "PermissionRequest"],
+    ["git push --force origin main", "PreToolUse"],
+    ["git push --force origin main", "PermissionRequest"],
+  ])(
+    "leaves `git status` rewritten into `%s` on %s to deepagents' own permission flow",
+    async (command, event) => {
+      expect(await rewrittenInto(command, event, "deepagents")).toMatchObject({
+        decision: "allow",
+        clientDecision: "none",
+        updatedInput: { command },
+      });
+      // A client that runs the rewrite is not sent it.
+      expect(await rewrittenInto(command, event, "claude-code")).toMatchObject({ decision: "deny" });
+    },
+  );
+});
