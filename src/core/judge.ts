@@ -372,8 +372,10 @@ export function parseJudgeResponse(
     provider === "anthropic" ? readAnthropic(parsed.value, secrets) : readOpenAi(parsed.value, secrets);
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
+  // Scrubbed once its control characters are gone: one inside a secret hid it from the scrub,
+  // and dropping it afterwards joined the secret up again.
   if (!verdict.ok) return verdict;
-  return ok({ ...verdict.value, reason: withoutControls(scrubSecrets(verdict.value.reason, secrets)) });
+  return ok({ ...verdict.value, reason: scrubSecrets(withoutControls(verdict.value.reason), secrets) });
 }
 
 /**

@@ -1035,6 +1035,24 @@ describe("parseJudgeResponse", () => {
   });
 
   it.each([
+    ["a NUL", "\u0000"],
+    ["a right-to-left override", "\u202e"],
+    ["a C1 control", "\u009b"],
+  ])("scrubs a policy secret from a model's reason that %s inside it split", (_, control) => {
+    // Dropped only after the scrub, the control character left the secret whole for the agent.
+    const secret = "s3cr3t-gateway-token-0123456789";
+    const reason = `it sends ${secret.slice(0, 10)}${control}${secret.slice(10)} out`;
+    for (const provider of ["anthropic", "openai"] as const) {
+      const verdict = JSON.stringify({ ok: false, reason });
+      const body = provider === "anthropic" ? anthropicTextAnswer(verdict) : openaiAnswer(verdict);
+      expect(parseJudgeResponse(provider, 200, body, [secret])).toEqual({
+        ok: true,
+        value: { ok: false, reason: "it sends [masked] out" },
+      });
+    }
+  });
+
+  it.each([
     [
       "a reasoning model's <think> block before the verdict",
       '<think>\nThe command lists files.\n</think>\n{"ok": true, "reason": "fine"}',
