@@ -153,9 +153,9 @@ const VOLATILE_KEYS = new Set(["session_id", "transcript_path", "prompt_id", "to
 const MAX_CACHE_ENTRIES = 10_000;
 /**
  * The most characters of verdict reasons the cache holds (8 Mi, 16 MiB as UTF-16), the oldest
- * verdicts dropped first past it, as past MAX_CACHE_ENTRIES. A reason is as long as the model makes it (a server
- * that ignores the output limit, an event that asks for a long one): 10,000 of up to the 1 MiB an
- * answer may be held gigabytes. Usual reasons, a sentence each, never come near it.
+ * verdicts dropped first past it, as past MAX_CACHE_ENTRIES. A reason may be as long as judge.ts
+ * MAX_REASON_CHARS (a server that ignores the output limit, an event that asks for a long one):
+ * 10,000 of them held 80 MiB. Usual reasons, a sentence each, never come near it.
  */
 const MAX_CACHE_CHARS = 8 * 1024 * 1024;
 /**

@@ -8,7 +8,7 @@ import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
-import { capStringsToFit, cut, shorten, TRUNCATION_MARKER } from "./truncate.js";
+import { capString, capStringsToFit, cut, shorten, TRUNCATION_MARKER } from "./truncate.js";
 
 export interface Verdict {
   readonly ok: boolean;
@@ -373,9 +373,29 @@ export function parseJudgeResponse(
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
   // Scrubbed once its control characters are gone: one inside a secret hid it from the scrub,
-  // and dropping it afterwards joined the secret up again.
+  // and dropping it afterwards joined the secret up again. Cut last, so a cut never leaves the
+  // start of a secret.
   if (!verdict.ok) return verdict;
-  return ok({ ...verdict.value, reason: scrubSecrets(withoutControls(verdict.value.reason), secrets) });
+  const reason = scrubSecrets(withoutControls(verdict.value.reason), secrets);
+  return ok({ ...verdict.value, reason: cappedReason(reason) });
+}
+
+/**
+ * The most characters of a model's reason kept, then `TRUNCATION_MARKER`: as many as an audit
+ * line keeps of a reason. Asked for one short sentence within 512 tokens, a model never comes
+ * near it; a server that ignores the output limit, or an event that asks for a long reason, gave
+ * the agent up to the 1 MiB an answer is read within, joined with the other rules' reasons.
+ */
+export const MAX_REASON_CHARS = 4000;
+
+/**
+ * `reason` cut to MAX_REASON_CHARS, as a string of its own: V8 makes a cut a view of the whole
+ * (a sliced string), so a verdict cached with it held the whole reason, up to 1 MiB, while the
+ * cache counted only the characters it shows (remote-actions.ts MAX_CACHE_CHARS).
+ */
+function cappedReason(reason: string): string {
+  const capped = capString(reason, MAX_REASON_CHARS);
+  return capped === reason ? reason : (JSON.parse(JSON.stringify(capped)) as string);
 }
 
 /**

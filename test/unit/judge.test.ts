@@ -11,6 +11,7 @@ import {
   renderPrompt,
   verdictEffect,
 } from "../../src/core/judge.js";
+import { TRUNCATION_MARKER } from "../../src/core/truncate.js";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
 
 const TV36_TEMPLATE = "Block writes outside /p/src. $ARGUMENTS";
@@ -1032,6 +1033,39 @@ describe("parseJudgeResponse", () => {
         value: { ok: false, reason: shown },
       });
     }
+  });
+
+  it("cuts a model's reason at 4,000 characters, as an audit line cuts a reason", () => {
+    // A server that ignores the output limit, or an event that asks for a long reason.
+    const reason = `writes /etc ${"and more ".repeat(20_000)}`;
+    for (const provider of ["anthropic", "openai"] as const) {
+      for (const ok of [true, false]) {
+        const verdict = JSON.stringify({ ok, reason });
+        const body = provider === "anthropic" ? anthropicTextAnswer(verdict) : openaiAnswer(verdict);
+        expect(parseJudgeResponse(provider, 200, body)).toEqual({
+          ok: true,
+          value: { ok, reason: `${reason.slice(0, 4000)}${TRUNCATION_MARKER}` },
+        });
+      }
+    }
+    // One that fits, however close, is kept whole.
+    const fits = "x".repeat(4000 + TRUNCATION_MARKER.length);
+    const body = openaiAnswer(JSON.stringify({ ok: false, reason: fits }));
+    expect(parseJudgeResponse("openai", 200, body)).toEqual({ ok: true, value: { ok: false, reason: fits } });
+  });
+
+  it("cuts a model's reason after scrubbing it, so no start of a secret is left at the cut", () => {
+    const secret = "s3cr3t-gateway-token-0123456789";
+    const reason = `${"x".repeat(3990)}${secret} and more ${"y".repeat(100)}`;
+    const body = anthropicToolAnswer({ ok: false, reason });
+    const result = parseJudgeResponse("anthropic", 200, body, [secret]);
+    expect(result).toEqual({
+      ok: true,
+      value: {
+        ok: false,
+        reason: `${"x".repeat(3990)}[masked] and more ${"y".repeat(100)}`.slice(0, 4000) + TRUNCATION_MARKER,
+      },
+    });
   });
 
   it.each([

@@ -126,19 +126,20 @@ describe("the verdict cache of a long-running gateway", () => {
 
   it("drops the oldest verdicts once their reasons pass the cache's bound in characters", async () => {
     const policy = await policyWith(600);
-    // A reason of 64 KiB per event (a model that ignores the output limit): 800 events, 50 MiB of
-    // reasons in 800 verdicts, far fewer than the 10,000 verdicts the cache may hold.
-    const { remote } = judge((call) => `${call} ${"x".repeat(64 * 1024)}`);
+    // A reason of 16 KiB per event (a model that ignores the output limit), cut to 4,000
+    // characters: 2,400 events, over 9 Mi characters of cut reasons in 2,400 verdicts, far fewer
+    // than the 10,000 verdicts the cache may hold. Held whole behind their cuts, 37.5 MiB.
+    const { remote } = judge((call) => `${call} ${"x".repeat(16 * 1024)}`);
     setFlagsFromString("--expose-gc");
     const gc = runInNewContext("gc") as () => void;
     gc();
     const before = process.memoryUsage().heapUsed;
-    for (let i = 0; i < 800; i++) await remote.run(event(policy, `rm -rf /${i}`));
+    for (let i = 0; i < 2400; i++) await remote.run(event(policy, `rm -rf /${i}`));
     gc();
     // UTF-16 in the heap, or one byte per character: under the bound's 8 Mi characters either way.
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(24 * 1024 * 1024);
     // The newest verdicts are still served from the cache, the oldest were dropped.
-    expect((await remote.run(event(policy, "rm -rf /799"))).audit[0]?.outcome).toBe("CACHE_HIT");
+    expect((await remote.run(event(policy, "rm -rf /2399"))).audit[0]?.outcome).toBe("CACHE_HIT");
     expect((await remote.run(event(policy, "rm -rf /0"))).audit[0]?.outcome).toBe("OK");
   });
 
