@@ -376,7 +376,9 @@ export function parseJudgeResponse(
   // and dropping it afterwards joined the secret up again. Cut last, so a cut never leaves the
   // start of a secret.
   if (!verdict.ok) return verdict;
-  const reason = scrubSecrets(withoutControls(verdict.value.reason), secrets);
+  // One of nothing but control characters is none, as an empty one is (readVerdict).
+  const shown = withoutControls(verdict.value.reason);
+  const reason = shown.trim() === "" ? NO_REASON : scrubSecrets(shown, secrets);
   return ok({ ...verdict.value, reason: cappedReason(reason) });
 }
 
@@ -701,6 +703,8 @@ const MAX_NO_OBJECT_CHARS = 8192;
 /** The most `{` in a text answer read as the start of an object for the reason of its no. */
 const MAX_NO_OBJECTS = 200;
 
+/** The reason of a verdict whose own is empty or missing. */
+const NO_REASON = "(the model gave no reason)";
 /** The reason of a text answer's no when no object in it gives one. */
 const NO_READABLE_REASON = "(the model gave no reason it could be read for)";
 /**
@@ -765,10 +769,7 @@ function readVerdict(value: unknown, what: string, text?: string): Result<Verdic
   if (!isRecord(value)) return fail("JUDGE_OFF_SCHEMA", `${what} is not an object`);
   const problem = verdictProblem(value);
   // An empty reason is none: the agent is told no more than that the rule said no.
-  const reason =
-    typeof value.reason === "string" && value.reason.trim() !== ""
-      ? value.reason
-      : "(the model gave no reason)";
+  const reason = typeof value.reason === "string" && value.reason.trim() !== "" ? value.reason : NO_REASON;
   if (saysNo(value.ok) && problem !== undefined) return ok({ ok: false, reason });
   if (value.ok !== false && text !== undefined && says(text, OK_FALSE)) {
     // Without an `ok` of its own, the object holds the no inside (a verdict wrapped in another

@@ -1035,6 +1035,28 @@ describe("parseJudgeResponse", () => {
     }
   });
 
+  it("says the model gave no reason when its reason was nothing but control characters", () => {
+    for (const reason of ["\u001b\u0007", " \u0000 \u202e ", ""]) {
+      // In prose, where the no is read from the object that says it.
+      expect(
+        parseJudgeResponse(
+          "anthropic",
+          200,
+          anthropicTextAnswer(`No: ${JSON.stringify({ ok: false, reason })}`),
+        ),
+      ).toEqual({ ok: true, value: { ok: false, reason: "(the model gave no reason)" } });
+      const verdict = JSON.stringify({ ok: false, reason });
+      expect(parseJudgeResponse("openai", 200, openaiAnswer(verdict))).toEqual({
+        ok: true,
+        value: { ok: false, reason: "(the model gave no reason)" },
+      });
+      expect(parseJudgeResponse("anthropic", 200, anthropicToolAnswer({ ok: false, reason }))).toEqual({
+        ok: true,
+        value: { ok: false, reason: "(the model gave no reason)" },
+      });
+    }
+  });
+
   it("cuts a model's reason at 4,000 characters, as an audit line cuts a reason", () => {
     // A server that ignores the output limit, or an event that asks for a long reason.
     const reason = `writes /etc ${"and more ".repeat(20_000)}`;
