@@ -501,17 +501,18 @@ function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
   const calls = blocks.filter((b) => isRecord(b) && b.type === "tool_use");
   if (calls.length > 1) {
     // Asked for one call, it made several: read fail-safe, any verdict that says no is a no.
-    const no = calls.find(
-      (c) => isRecord(c) && c.name === VERDICT_TOOL && isRecord(c.input) && saysNo(c.input.ok),
-    );
-    if (isRecord(no)) return readVerdict(no.input, "a verdict tool input");
+    for (const c of calls) {
+      if (!isRecord(c) || c.name !== VERDICT_TOOL) continue;
+      const verdict = toolVerdict(c.input, "a verdict tool input");
+      if (verdict.ok && !verdict.value.ok) return verdict;
+    }
     return fail("JUDGE_OFF_SCHEMA", `anthropic made ${calls.length} tool calls, not one`);
   }
   const call = calls[0];
   if (isRecord(call)) {
     if (call.name !== VERDICT_TOOL)
       return fail("JUDGE_OFF_SCHEMA", `anthropic called a tool other than "verdict"`);
-    return readVerdict(call.input, "the verdict tool input");
+    return toolVerdict(call.input, "the verdict tool input");
   }
   // tool_choice forced the call; a text answer is accepted only when it is exactly a verdict.
   const text = blocks
@@ -520,6 +521,20 @@ function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
   if (text.trim() === "")
     return fail("JUDGE_OFF_SCHEMA", "anthropic answered with neither a tool call nor text");
   return readTextVerdict(text, "the text verdict", "anthropic answered with text that is not a JSON verdict");
+}
+
+/**
+ * A verdict tool call's input: an object, or the JSON text of one, as a proxy that gives an
+ * OpenAI-compatible model Anthropic's shape may pass the call's arguments on (they come as a
+ * string there), read as strictly as a text answer: a no said in it is a no all the same.
+ */
+function toolVerdict(input: unknown, what: string): Result<Verdict, JudgeFailure> {
+  if (typeof input !== "string") return readVerdict(input, what);
+  return readTextVerdict(
+    input,
+    what,
+    `anthropic called the verdict tool with text that is not a JSON verdict`,
+  );
 }
 
 function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdict, JudgeFailure> {

@@ -1035,6 +1035,38 @@ describe("parseJudgeResponse", () => {
     }
   });
 
+  it("reads a verdict tool input passed on as JSON text, as a proxy in front of an OpenAI-compatible model does, as a text answer", () => {
+    // The call's arguments as the OpenAI-compatible model gave them, a string of JSON.
+    const read = (input: string) => parseJudgeResponse("anthropic", 200, anthropicToolAnswer(input));
+    expect(read('{"ok": false, "reason": "writes /etc"}')).toEqual({
+      ok: true,
+      value: { ok: false, reason: "writes /etc" },
+    });
+    expect(read('{"ok": true, "reason": "fine"}')).toEqual({ ok: true, value: { ok: true, reason: "fine" } });
+    // As strictly as any text: a no said anywhere stands, anything else that is not the verdict is off-schema.
+    expect(read('Verdict: {"ok": false, "reason": "writes /etc"}')).toEqual({
+      ok: true,
+      value: { ok: false, reason: "writes /etc" },
+    });
+    expect(read('Verdict: {"ok": true, "reason": "fine"}')).toMatchObject({
+      ok: false,
+      error: { code: "JUDGE_OFF_SCHEMA" },
+    });
+    expect(read('"ok"')).toMatchObject({ ok: false, error: { code: "JUDGE_OFF_SCHEMA" } });
+    // One of several calls that says no so is a no, as one whose input is an object.
+    const calls = JSON.stringify({
+      content: [
+        { type: "tool_use", id: "a", name: "verdict", input: '{"ok": true, "reason": "fine"}' },
+        { type: "tool_use", id: "b", name: "verdict", input: '{"ok": false, "reason": "writes /etc"}' },
+      ],
+      stop_reason: "tool_use",
+    });
+    expect(parseJudgeResponse("anthropic", 200, calls)).toEqual({
+      ok: true,
+      value: { ok: false, reason: "writes /etc" },
+    });
+  });
+
   it("says the model gave no reason when its reason was nothing but control characters", () => {
     for (const reason of ["\u001b\u0007", " \u0000 \u202e ", ""]) {
       // In prose, where the no is read from the object that says it.
