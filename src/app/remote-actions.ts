@@ -886,9 +886,15 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       timeoutMs,
       signal,
     });
-    const detail = dropped.length > 0 ? { detail: `not interpolated: ${dropped.join(", ")}` } : {};
-    if (!sent.ok)
-      return withAudit(onError(rule, input, { code: sent.error.code, message: sent.error.reason }), detail);
+    // Beside the failure's own detail, never in its place: a variable sent empty is often why the
+    // team server refused the call, and the status it answered is what shows it.
+    const failed = (failure: Failure): Attempt => {
+      const attempt = onError(rule, input, failure);
+      if (dropped.length === 0) return attempt;
+      const said = attempt.audit.detail === undefined ? "" : `${attempt.audit.detail}; `;
+      return withAudit(attempt, { detail: `${said}not interpolated: ${dropped.join(", ")}` });
+    };
+    if (!sent.ok) return failed({ code: sent.error.code, message: sent.error.reason });
     const parsed = parseForwardResponse(
       rule.id,
       sent.value.status,
@@ -898,7 +904,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       input.policy.secrets,
       input.event.toolInput,
     );
-    if (!parsed.ok) return withAudit(onError(rule, input, parsed.error), detail);
+    if (!parsed.ok) return failed(parsed.error);
     const unused = fieldsNotPassedOn(
       sent.value.body,
       input.event.name,

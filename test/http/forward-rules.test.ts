@@ -298,6 +298,20 @@ describe("forward rules", () => {
     expect(JSON.stringify(lastAudit(app))).not.toContain("must-not-leak");
   });
 
+  it("keeps a failed call's detail in the audit line beside the variables it did not interpolate", async () => {
+    // A header variable left out of httpHookAllowedEnvVars is sent empty, and the team server then
+    // refuses the call (a 401): the line said only "not interpolated: …", the status it answered lost.
+    const app = await appWith();
+    next = { status: 401, body: "" };
+    await app.post("/v1/hooks", bash("ls"));
+    expect(lastAudit(app).pending).toEqual([
+      expect.objectContaining({
+        rule: "team-server",
+        outcome: "FORWARD_HTTP_STATUS",
+        detail: "HTTP 401 from the downstream hook; not interpolated: OTHER_SECRET",
+      }),
+    ]);
+  });
   it("treats an empty answer as no opinion", async () => {
     const app = await appWith();
     next = { body: "" };
