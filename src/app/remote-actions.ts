@@ -24,6 +24,7 @@ import {
   invalidHeaderNames,
   invalidHeaderValues,
   parseForwardResponse,
+  readsForwardBody,
   turnEndNote,
 } from "../core/forward.js";
 import type { HookEvent } from "../core/hook-event.js";
@@ -885,6 +886,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       body: input.body,
       timeoutMs,
       signal,
+      readsBodyOf: (status) => readsForwardBody(status, input.event.dialect),
     });
     // Beside the failure's own detail, never in its place: a variable sent empty is often why the
     // team server refused the call, and the status it answered is what shows it.

@@ -132,6 +132,16 @@ export function invalidHeaderValues(headers: Readonly<Record<string, string>>): 
     .map(([name]) => name);
 }
 
+/**
+ * Whether the answer's body is read at this status, as parseForwardResponse reads it: a 2xx's,
+ * and a 4xx's from deepcode, which takes it as a refusal with a reason (§9); any other non-2xx is
+ * a failure whatever its body says (§4.2).
+ */
+export function readsForwardBody(status: number, dialect: Dialect): boolean {
+  if (status >= 200 && status <= 299) return true;
+  return dialect === "deepcode" && status >= 400 && status <= 499;
+}
+
 export type ForwardFailureCode =
   | "FORWARD_HTTP_STATUS"
   | "FORWARD_NOT_JSON"
@@ -195,7 +205,7 @@ export function parseForwardResponse(
   // It blocks on a 5xx too, but that is the server failing, which the policy's onError decides
   // (POLICY.md: onError is the decision when the call fails), so a team can choose there.
   if (!(status >= 200 && status <= 299)) {
-    if (dialect === "deepcode" && status >= 400 && status <= 499)
+    if (readsForwardBody(status, dialect))
       return parseForwardResponse(ruleId, 200, deepcodeRefusal(status, body), eventName, dialect, secrets);
     return failure("FORWARD_HTTP_STATUS", `HTTP ${status} from the downstream hook`);
   }

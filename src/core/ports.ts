@@ -66,6 +66,13 @@ export interface EgressRequest {
    * the message.
    */
   readonly truncateResponse?: boolean | undefined;
+  /**
+   * Whether the caller reads the body of an answer with this status: when it does not, the body
+   * is not waited for and comes back "" (a forward's non-2xx, whose body its client ignores: a
+   * server that sent its 500 at once and then held or trickled the body was reported as a
+   * timeout, after the whole wait, instead of as the 500 it answered).
+   */
+  readonly readsBodyOf?: ((status: number) => boolean) | undefined;
 }
 
 export interface EgressResponse {

@@ -637,6 +637,14 @@ describe("responses", () => {
     expect(!res.ok && res.error).toMatchObject({ code: "EGRESS_TIMEOUT", timedOut: true });
   });
 
+  it("answers with the status alone, the body not waited for, where its caller reads no body of that status", async () => {
+    // A forward's non-2xx: its status says everything, and a body trickled after it was waited
+    // for to the time limit, the call then said to have timed out.
+    const { module } = egressWith(LOOPBACK_ONLY);
+    const res = await post(module, `${a.url}/trickle`, { timeoutMs: 3000, readsBodyOf: () => false });
+    expect(res.ok && res.value).toMatchObject({ status: 200, body: "" });
+  });
+
   it("says an answer its caller gave up while its body was arriving was given up, not a failed connection", async () => {
     // A model that trickles its body past the judge call's deadline: the call is given up, as
     // one given up before its headers is, and not counted as a connection failure.

@@ -330,6 +330,12 @@ describe("Workers egress", () => {
     });
   });
 
+  it("answers with the status alone, the body not waited for, where its caller reads no body of that status", async () => {
+    const request = { url: `${target.url}/endless`, method: "POST" as const, headers: {}, timeoutMs: 3000 };
+    const res = await egress().send({ ...request, readsBodyOf: () => false });
+    expect(res.ok && res.value).toMatchObject({ status: 200, body: "" });
+  });
+
   it("says a call its caller gave up (a judge's deadline, serve stopping) was given up, not that it failed to connect", async () => {
     // As the Node module says it: a model slower than the request's deadline is no connection
     // failure, and must not count as one in the warning and hookgate_egress_refused_total.

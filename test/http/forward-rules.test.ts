@@ -10,7 +10,15 @@ import { type LoopbackServer, loopbackServer } from "../support/loopback.js";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
 import { loaded, policyFrom } from "../support/policy.js";
 
-type Reply = { status?: number; body?: string; hang?: boolean; location?: string; encoding?: string };
+type Reply = {
+  status?: number;
+  body?: string;
+  hang?: boolean;
+  location?: string;
+  encoding?: string;
+  /** The status and the start of the body at once, the rest never. */
+  unfinished?: boolean;
+};
 let next: Reply = {};
 let downstream: LoopbackServer;
 let model: ModelServer;
@@ -28,7 +36,8 @@ beforeAll(async () => {
             ...(reply.encoding !== undefined && { "content-encoding": reply.encoding }),
           },
     );
-    res.end(reply.body ?? "");
+    if (reply.unfinished) res.write(reply.body ?? "");
+    else res.end(reply.body ?? "");
   });
   model = await startModelServer();
 });
@@ -387,6 +396,26 @@ describe("forward rules", () => {
       permissionDecisionReason: expect.stringContaining(code),
     });
   });
+
+  it.each([
+    ["claude-code", 503],
+    ["deepcode", 502],
+  ] as const)(
+    "answers a %s event whose server sent %i at once and never finished the body with the status, not a timeout",
+    async (client, status) => {
+      // The body of such an answer is never read, yet it was waited for: after the whole timeoutMs
+      // the reason said "no answer within", of a server that had answered its error at once.
+      const app = await appWith();
+      next = { status, body: "<html><body>Service", unfinished: true };
+      const body = await jsonOf(await app.post(`/v1/hooks/${client}`, bash("ls")));
+      expect(body.hookSpecificOutput).toMatchObject({
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining(
+          `(FORWARD_HTTP_STATUS: HTTP ${status} from the downstream hook)`,
+        ),
+      });
+    },
+  );
 
   it.each(["gzip", "deflate", "br"])(
     "answers one whose body does not decode as %s with onError, naming the coding, once",

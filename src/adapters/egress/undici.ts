@@ -205,6 +205,10 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         const first = Array.isArray(location) ? location[0] : location;
         return refuse(redirectRefusal(verdict.url, res.statusCode, first), req.url);
       }
+      if (req.readsBodyOf?.(res.statusCode) === false) {
+        res.body.destroy();
+        return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body: "" });
+      }
       const coded = decoded(res.body, res.headers["content-encoding"]);
       let read: Awaited<ReturnType<typeof readCapped>>;
       try {

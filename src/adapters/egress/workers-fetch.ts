@@ -249,6 +249,10 @@ export function createWorkersEgress(options: WorkersEgressOptions): { send: Egre
         const location = res.headers.get("location") ?? undefined;
         return refuse(redirectRefusal(verdict.url, res.status, location), req.url);
       }
+      if (req.readsBodyOf?.(res.status) === false) {
+        await res.body?.cancel();
+        return ok({ status: res.status, headers: Object.fromEntries(res.headers), body: "" });
+      }
       let read: Awaited<ReturnType<typeof readCapped>>;
       try {
         read = await readCapped(res, maxBytes, req.truncateResponse === true);
