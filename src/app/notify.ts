@@ -32,8 +32,15 @@ export interface SessionStore {
     tool: { toolName: string; summary: string },
     at: number,
   ): Promise<void>;
-  /** `at`: when it is read; what was written a day or more before it is not given (KV's expiry). */
-  lastTool(sessionId: string, at?: number): Promise<{ toolName: string; summary: string } | undefined>;
+  /**
+   * `at`: when it is read; what was written a day or more before it is not given (KV's expiry).
+   * `writtenAfter`: what was written at or before it is not given either (`StoreFailures`).
+   */
+  lastTool(
+    sessionId: string,
+    at?: number,
+    writtenAfter?: number,
+  ): Promise<{ toolName: string; summary: string } | undefined>;
   /** deepagents legacy tool calls: each half stored by tool_id, whichever arrives first. */
   rememberToolHalf(toolId: string, half: ToolHalf, at: number): Promise<void>;
   toolHalves(toolId: string, at?: number): Promise<{ use?: ToolHalf; result?: ToolHalf }>;
@@ -51,10 +58,12 @@ export interface NotifyDeps {
   readonly metrics?: Metrics | undefined;
   readonly sessions?: SessionStore | undefined;
   /**
-   * How the session store's failures have been told (`sessionStoreFailures`): one per process or
-   * isolate, shared by the notifiers made there (Workers makes one per request), so a store that
-   * fails every call is told when it starts, once a minute and when it ends, not once per
-   * notifier. A notifier of its own when absent.
+   * How the session store's failures have been told, and when a tool call last failed to be
+   * remembered (`sessionStoreFailures`): one per process or isolate, shared by the notifiers made
+   * there (Workers makes one per request), so a store that fails every call is told when it
+   * starts, once a minute and when it ends, not once per notifier, and a prompt handled by another
+   * request's notifier is not told a call from before the failure. A notifier of its own when
+   * absent.
    */
   readonly storeFailures?: StoreFailures | undefined;
   /**
@@ -144,8 +153,18 @@ function teamKey(team: string, id: unknown, toolName?: string): string | undefin
   return key.length <= MAX_ID_BYTES && utf8Length(key) <= MAX_ID_BYTES ? key : undefined;
 }
 
-/** How the session store's failures are told, one `ToldFailure` for each operation (`sessionStoreFailures`). */
-export type StoreFailures = (operation: string) => ToldFailure;
+/** What one process or isolate knows of the session store's failures (`sessionStoreFailures`). */
+export interface StoreFailures {
+  /** How `operation`'s failures are told, one `ToldFailure` for each. */
+  told(operation: string): ToldFailure;
+  /**
+   * The time (`Clock.now`) of the latest tool call that could not be remembered here, if any. The
+   * store still holds what was written before it (a `sessions.sqlite` on a full disk, KV refusing
+   * writes), which may be hours old and another command than the one a prompt asks about; so a
+   * prompt is told only a call written after it, one known to be its session's last.
+   */
+  rememberFailedAt: number;
+}
 
 /**
  * A store that fails every call (a damaged file, a KV outage) fails every tool call's: told when
@@ -156,19 +175,22 @@ export type StoreFailures = (operation: string) => ToldFailure;
  */
 export function sessionStoreFailures(logger: Logger, clock: Clock): StoreFailures {
   const byOperation = new Map<string, ToldFailure>();
-  return (operation) => {
-    let told = byOperation.get(operation);
-    if (told === undefined) {
-      told = toldFailure(
-        logger,
-        "warn",
-        "session store failed; the notification goes out without it",
-        "session store works again",
-        clock.monotonic,
-      );
-      byOperation.set(operation, told);
-    }
-    return told;
+  return {
+    told(operation) {
+      let told = byOperation.get(operation);
+      if (told === undefined) {
+        told = toldFailure(
+          logger,
+          "warn",
+          "session store failed; the notification goes out without it",
+          "session store works again",
+          clock.monotonic,
+        );
+        byOperation.set(operation, told);
+      }
+      return told;
+    },
+    rememberFailedAt: Number.NEGATIVE_INFINITY,
   };
 }
 
@@ -188,10 +210,10 @@ export function createNotifier(deps: NotifyDeps): Notifier {
   ): Promise<T | undefined> {
     try {
       const value = await byDeadline(task(), deadline, deps.clock.monotonic);
-      if (readsStore || value !== undefined) storeFailures(what).worked({ what });
+      if (readsStore || value !== undefined) storeFailures.told(what).worked({ what });
       return value;
     } catch (e) {
-      storeFailures(what).failed(errorMessage(e), { what });
+      storeFailures.told(what).failed(errorMessage(e), { what });
       // Counted at every failure, as the log tells only some of them.
       deps.metrics?.increment("hookgate_session_store_failed_total", { operation: what });
       return undefined;
@@ -210,9 +232,13 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       };
       // Under the session, and under the session and the tool's name, for a prompt naming it.
       const byName = teamKey(input.team, event.sessionId, tool.toolName);
-      await enrich("rememberTool", input.deadline, () =>
-        sessions.rememberTool(byName === undefined ? [sessionKey] : [sessionKey, byName], tool, now),
-      );
+      const remembered = await enrich("rememberTool", input.deadline, async () => {
+        await sessions.rememberTool(byName === undefined ? [sessionKey] : [sessionKey, byName], tool, now);
+        return true;
+      });
+      // A write given up at the deadline may land yet: what it wrote is not known to be fresh.
+      if (remembered === undefined)
+        storeFailures.rememberFailedAt = Math.max(storeFailures.rememberFailedAt, now);
     }
     // Only deepagents' legacy halves are paired (correlate): for any other event the call, its
     // deadline's timer and the race against it, cost a notify rule's event about 2 µs for nothing.
@@ -239,12 +265,13 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       const byName = named === undefined ? undefined : teamKey(input.team, event.sessionId, named);
       // A name the prompt gives that no tool call was remembered by (a tool's display name, a
       // key over the bound) leaves the session's last tool call, as a message naming none does.
+      const after = storeFailures.rememberFailedAt;
       related = await enrich(
         "lastTool",
         input.deadline,
         async () =>
-          (byName === undefined ? undefined : await sessions.lastTool(byName, now)) ??
-          sessions.lastTool(sessionKey, now),
+          (byName === undefined ? undefined : await sessions.lastTool(byName, now, after)) ??
+          sessions.lastTool(sessionKey, now, after),
       );
     }
     const jobs = new Map<string, DeliveryJob>();

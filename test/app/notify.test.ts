@@ -500,6 +500,70 @@ describe("createNotifier", () => {
     ]);
   });
 
+  it("names no tool call remembered before a write of tool calls failed, as it may not be the session's last", async () => {
+    // A sessions.sqlite on a full disk (or KV refusing writes) keeps what it held: each prompt was
+    // told with the last call written before, hours old perhaps, not the command it asks about.
+    let now = 1_700_000_000_000;
+    const clock = { now: () => now, monotonic: () => 0 };
+    const logger = { log: () => {} };
+    const storeFailures = sessionStoreFailures(logger, clock);
+    const store = createMemorySessionStore();
+    const rememberTool = store.rememberTool.bind(store);
+    let full = false;
+    store.rememberTool = async (ids, tool, at) => {
+      if (full) throw new Error("the session store at sessions.sqlite: database or disk is full");
+      return rememberTool(ids, tool, at);
+    };
+    const queue = createMemoryQueue<DeliveryJob>();
+    // A notifier per event, sharing what was told of the store, as on Workers.
+    const send = async (body: unknown, fields: Partial<NotifyInput> = {}) => {
+      const event = parseHookEvent(body);
+      if (!event.ok) throw new Error(event.error.message);
+      const tasks: Promise<void>[] = [];
+      const notifier = createNotifier({
+        queue,
+        clock,
+        logger,
+        sessions: store,
+        storeFailures,
+        defer: (t) => {
+          tasks.push(t());
+        },
+      });
+      notifier.notify({ ...promptInput(`d${now}`), event: event.value, ...fields });
+      await Promise.all(tasks);
+      now += 60_000;
+    };
+    const base = { session_id: "s", transcript_path: "/t", cwd: "/p" };
+    const bash = (command: string) => ({
+      ...base,
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command },
+    });
+    const prompt = {
+      ...base,
+      hook_event_name: "Notification",
+      message: "Claude needs your permission to use Bash",
+      notification_type: "permission_prompt",
+    };
+    await send(bash("git status"), { notify: [] });
+    full = true;
+    await send(bash("git push --force"), { notify: [] });
+    await send(prompt);
+    full = false;
+    // Another session's write works: this one's last call is still unknown.
+    await send({ ...bash("ls"), session_id: "other" }, { notify: [] });
+    await send(prompt);
+    await send(bash("npm test"), { notify: [] });
+    await send(prompt);
+    expect((await queue.receive(10, 1000)).map((m) => m.body.notification.relatedTool)).toEqual([
+      undefined,
+      undefined,
+      { toolName: "Bash", summary: "npm test" },
+    ]);
+  });
+
   it("tells writes that keep failing once, though the reads between them work", async () => {
     // A sessions.sqlite on a full disk fails every write and reads on: each permission prompt's
     // read was told as the store working again and the next tool call's write as a new failure,

@@ -66,6 +66,24 @@ export function sessionContract(name: string, make: () => Promise<SessionStoreUn
       expect(await store.lastTool(byName)).toEqual({ toolName: "Bash", summary: "npm test" });
     });
 
+    it("gives no tool call written at or before the time it is told, when it is told one", async () => {
+      // The notifier's bound: when a write of the session's tool call last failed, since what was
+      // written before may no longer be the session's last call.
+      const session = freshId();
+      await store.rememberTool([session], { toolName: "Bash", summary: "git status" }, T0);
+      expect(await store.lastTool(session, T0 + 10, T0 - 1)).toEqual({
+        toolName: "Bash",
+        summary: "git status",
+      });
+      expect(await store.lastTool(session, T0 + 10, T0)).toBeUndefined();
+      expect(await store.lastTool(session, T0 + 10, T0 + 5)).toBeUndefined();
+      await store.rememberTool([session], { toolName: "Bash", summary: "npm test" }, T0 + 6);
+      expect(await store.lastTool(session, T0 + 10, T0 + 5)).toEqual({
+        toolName: "Bash",
+        summary: "npm test",
+      });
+    });
+
     it("keeps a tool call's two halves in either order, a half written again replacing only itself", async () => {
       const [first, second] = [freshId(), freshId()];
       await store.rememberToolHalf(first, result("success", "a b"), T0);

@@ -273,6 +273,14 @@ describe("the KV session store", () => {
     });
   });
 
+  it("gives a tool call an earlier hookgate wrote, with no time, only when no write has failed since", async () => {
+    const id = crypto.randomUUID();
+    await env.HOOKGATE_SESSIONS.put(`tool:${id}`, JSON.stringify({ toolName: "Bash", summary: "ls" }));
+    const s = store();
+    expect(await s.lastTool(id, 5)).toEqual({ toolName: "Bash", summary: "ls" });
+    expect(await s.lastTool(id, 5, 1)).toBeUndefined();
+  });
+
   it("writes with a one-day TTL and rejects when the write fails, for the notifier to tell", async () => {
     const puts: { key: string; ttl: number | undefined }[] = [];
     const s = createKvSessionStore({

@@ -314,7 +314,7 @@ describe("a notify event through the real queue", () => {
       const value = await env.HOOKGATE_SESSIONS.get(rememberedKey(sessionId), "json");
       return value ?? undefined;
     });
-    expect(stored).toEqual({ toolName: "Bash", summary: "echo remembered" });
+    expect(stored).toEqual({ toolName: "Bash", summary: "echo remembered", at: expect.any(Number) });
   });
 });
 

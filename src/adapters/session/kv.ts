@@ -1,7 +1,7 @@
 /**
- * The session store on Workers: the last tool call per session, and each half of a deepagents
- * legacy tool call by tool id, in a KV namespace, forgotten a day after they were written (KV's
- * own expiry). KV is eventually consistent: a write can take up to 60 s to be seen in another
+ * The session store on Workers: the last tool call per session, with when it was written, and
+ * each half of a deepagents legacy tool call by tool id, in a KV namespace, forgotten a day after
+ * they were written (KV's own expiry). KV is eventually consistent: a write can take up to 60 s to be seen in another
  * location, and a key takes one write a second, so of a session's tool calls started within one
  * second (an agent's parallel calls) the first may be the one remembered. The events of one
  * session normally reach one location seconds apart. Nothing here counts or decides: remembering
@@ -37,15 +37,20 @@ export function createKvSessionStore(kv: KvNamespaceLike): SessionStore {
   const halfKey = (toolId: string, kind: ToolHalf["kind"]) => keyOf(`half-${kind}`, toolId);
 
   return {
-    async rememberTool(sessionIds, tool) {
-      const value = { toolName: tool.toolName, summary: tool.summary };
+    async rememberTool(sessionIds, tool, at) {
+      const value = { toolName: tool.toolName, summary: tool.summary, at };
       await Promise.all(sessionIds.map((id) => put(keyOf("tool", id), value)));
     },
-    async lastTool(sessionId) {
+    async lastTool(sessionId, _at, writtenAfter = Number.NEGATIVE_INFINITY) {
       const value = await get(keyOf("tool", sessionId));
       const toolName = value?.toolName;
       const summary = value?.summary;
-      return typeof toolName === "string" && typeof summary === "string" ? { toolName, summary } : undefined;
+      // One an earlier hookgate wrote carries no time: of unknown age, given only without a bound.
+      const fresh =
+        typeof value?.at === "number" ? value.at > writtenAfter : writtenAfter === Number.NEGATIVE_INFINITY;
+      return typeof toolName === "string" && typeof summary === "string" && fresh
+        ? { toolName, summary }
+        : undefined;
     },
     async rememberToolHalf(toolId, half) {
       await put(halfKey(toolId, half.kind), half);

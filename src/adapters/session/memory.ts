@@ -2,14 +2,17 @@
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 
 export function createMemorySessionStore(): SessionStore {
-  const tools = new Map<string, { toolName: string; summary: string }>();
+  const tools = new Map<string, { toolName: string; summary: string; at: number }>();
   const halves = new Map<string, { use?: ToolHalf; result?: ToolHalf }>();
   return {
-    async rememberTool(sessionIds, tool) {
-      for (const id of sessionIds) tools.set(id, tool);
+    async rememberTool(sessionIds, { toolName, summary }, at) {
+      for (const id of sessionIds) tools.set(id, { toolName, summary, at });
     },
-    async lastTool(sessionId) {
-      return tools.get(sessionId);
+    async lastTool(sessionId, _at, writtenAfter = Number.NEGATIVE_INFINITY) {
+      const tool = tools.get(sessionId);
+      return tool !== undefined && tool.at > writtenAfter
+        ? { toolName: tool.toolName, summary: tool.summary }
+        : undefined;
     },
     async rememberToolHalf(toolId, half) {
       halves.set(toolId, { ...halves.get(toolId), [half.kind]: half });

@@ -117,9 +117,12 @@ export function createSqliteSessionStore(
     async rememberTool(sessionIds, tool, at) {
       naming(() => upsertAll(sessionIds, tool, at));
     },
-    async lastTool(sessionId, at = Number.NEGATIVE_INFINITY) {
+    async lastTool(sessionId, at = Number.NEGATIVE_INFINITY, writtenAfter = Number.NEGATIVE_INFINITY) {
       return naming(
-        () => select.get(sessionId, at - RETENTION_MS) as { toolName: string; summary: string } | undefined,
+        () =>
+          select.get(sessionId, Math.max(at - RETENTION_MS, writtenAfter)) as
+            | { toolName: string; summary: string }
+            | undefined,
       );
     },
     async rememberToolHalf(toolId, half, at) {
