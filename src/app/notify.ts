@@ -225,7 +225,18 @@ export function createNotifier(deps: NotifyDeps): Notifier {
     const sessions = deps.sessions;
     const now = deps.clock.now();
     const sessionKey = teamKey(input.team, event.sessionId);
-    if (sessions && input.remember && event.name === "PreToolUse" && sessionKey && event.toolName) {
+    // A call the client denies never runs, and no prompt asks about it: remembered, it would be
+    // named in place of the call a prompt is for (an agent's parallel calls of one tool, or a
+    // prompt for a tool whose calls the hook is not sent), the command told being one that never ran.
+    const denied = (input.clientDecision ?? input.decision) === "deny";
+    if (
+      sessions &&
+      input.remember &&
+      event.name === "PreToolUse" &&
+      sessionKey &&
+      event.toolName &&
+      !denied
+    ) {
       const tool = {
         toolName: capString(event.toolName, NAME_MAX),
         summary: summarize(event, input.secrets),

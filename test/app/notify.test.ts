@@ -392,6 +392,28 @@ describe("createNotifier", () => {
     expect(job?.notification.relatedTool?.toolName.length).toBeLessThan(400);
   });
 
+  it("remembers no tool call the client is told to deny: it never runs, and no prompt asks for it", async () => {
+    // A Bash call waiting on its prompt, and another the policy denied meanwhile (an agent's
+    // parallel calls): the prompt was told as one for the denied command, which never ran.
+    const { send, jobs } = setup();
+    const pre = { session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "PreToolUse" };
+    await send({ ...pre, tool_name: "Bash", tool_input: { command: "npm publish" } }, { notify: [] });
+    await send(
+      { ...pre, tool_name: "Bash", tool_input: { command: "rm -rf ~" } },
+      { decision: "deny", reason: "no rm of home", notify: [] },
+    );
+    await send({
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: "Notification",
+      message: "Claude needs your permission to use Bash",
+      notification_type: "permission_prompt",
+    });
+    const [job] = await jobs();
+    expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "npm publish" });
+  });
+
   it("still enqueues when the session store fails, logging the failure", async () => {
     const queue = createMemoryQueue<DeliveryJob>();
     const tasks: Promise<void>[] = [];
