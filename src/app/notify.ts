@@ -14,7 +14,7 @@ import type { Clock, Logger, Metrics } from "../core/ports.js";
 import { maybeSentBy, notSentBy, type Queue } from "../core/queue.js";
 import { type ToldFailure, toldFailure } from "../core/recurring-failure.js";
 import type { Correlation, Notification } from "../core/sinks.js";
-import { capString, shorten, sliceCodePoints, utf8Length } from "../core/truncate.js";
+import { capString, shorten, sliceCodePoints, utf8Length, wellFormed } from "../core/truncate.js";
 
 /**
  * What the gateway remembers of a session, to enrich later events (SQLite on Node, KV on Workers).
@@ -237,12 +237,13 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       event.toolName &&
       !denied
     ) {
-      const tool = {
-        toolName: capString(event.toolName, NAME_MAX),
-        summary: summarize(event, input.secrets),
-      };
+      const toolName = capString(event.toolName, NAME_MAX);
+      // Stored as a sink's body shows it (sinks.ts `sinkJson`), a lone surrogate as U+FFFD: SQLite
+      // writes one as bytes no UTF-8 reader takes, read back as three U+FFFD, where KV's JSON keeps
+      // it, and one call was named two ways on Node and Workers.
+      const tool = { toolName: wellFormed(toolName), summary: wellFormed(summarize(event, input.secrets)) };
       // Under the session, and under the session and the tool's name, for a prompt naming it.
-      const byName = teamKey(input.team, event.sessionId, tool.toolName);
+      const byName = teamKey(input.team, event.sessionId, toolName);
       const remembered = await enrich("rememberTool", input.deadline, async () => {
         await sessions.rememberTool(byName === undefined ? [sessionKey] : [sessionKey, byName], tool, now);
         return true;

@@ -20,10 +20,12 @@ import {
   capString,
   capToFit,
   flattenFreeText,
+  LONE_SURROGATE,
   shorten,
   sliceCodePoints,
   TRUNCATION_MARKER,
   utf8Length,
+  wellFormed,
 } from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
@@ -159,9 +161,6 @@ export async function buildSinkRequest(
   }
 }
 
-/** A lone surrogate: half of a UTF-16 pair without its other half. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /**
  * A sink's JSON body with every lone surrogate of its strings and keys as U+FFFD, as I-JSON
  * (RFC 7493 §2.1) asks: JSON.stringify writes one as a `\udXXX` escape, which parsers that
@@ -170,13 +169,11 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 function sinkJson(value: unknown): string {
   return JSON.stringify(value, (_key, item: unknown) => {
-    if (typeof item === "string") return item.replace(LONE_SURROGATE, "\uFFFD");
+    if (typeof item === "string") return wellFormed(item);
     if (item === null || typeof item !== "object" || Array.isArray(item)) return item;
     const keys = Object.keys(item);
     if (!keys.some((key) => key.search(LONE_SURROGATE) >= 0)) return item;
-    return Object.fromEntries(
-      Object.entries(item).map(([key, inner]) => [key.replace(LONE_SURROGATE, "\uFFFD"), inner]),
-    );
+    return Object.fromEntries(Object.entries(item).map(([key, inner]) => [wellFormed(key), inner]));
   });
 }
 
@@ -688,7 +685,7 @@ function linkTarget(template: string, sessionId: string | undefined): string | u
   if (template.includes("{session_id}") && sessionId === undefined) return undefined;
   // A lone surrogate as U+FFFD, as the WHATWG URL parser encodes it: encodeURIComponent throws on
   // one, and the whole message, never built, was dead-lettered for the agent's session id.
-  const encoded = encodeURIComponent((sessionId ?? "").replace(LONE_SURROGATE, "\uFFFD"));
+  const encoded = encodeURIComponent(wellFormed(sessionId ?? ""));
   const url = template.replaceAll("{session_id}", encoded);
   // A cut URL is a broken one: a link that does not fit is left out.
   if (!/^https?:\/\/\S+$/i.test(url) || url.length > SHOWN_LINK) return undefined;

@@ -414,6 +414,53 @@ describe("createNotifier", () => {
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "npm publish" });
   });
 
+  it.each([
+    ["in memory (as KV keeps it)", () => createMemorySessionStore()],
+    ["in SQLite", () => createSqliteSessionStore(join(tempDir("notify-lone"), "sessions.sqlite"))],
+  ])("names a tool call with a lone surrogate the same way whatever the store: %s", async (_name, make) => {
+    // SQLite writes a lone surrogate as three bytes no UTF-8 reader takes, read back as three
+    // U+FFFD, where KV's JSON keeps it (and the sink's body then writes one U+FFFD): one call was
+    // named two ways on Node and Workers.
+    const queue = createMemoryQueue<DeliveryJob>();
+    const tasks: Promise<void>[] = [];
+    const notifier = createNotifier({
+      queue,
+      clock: { now: () => 1_700_000_000_000, monotonic: () => 0 },
+      logger: { log: () => {} },
+      sessions: make(),
+      defer: (t) => {
+        tasks.push(t());
+      },
+    });
+    const base = { session_id: "s", transcript_path: "/t", cwd: "/p" };
+    const events = [
+      {
+        ...base,
+        hook_event_name: "PreToolUse",
+        tool_name: "mcp__x__\ud83d",
+        tool_input: { command: "echo \udc00!" },
+      },
+      {
+        ...base,
+        hook_event_name: "Notification",
+        message: "Claude needs your permission to use mcp__x__\ud83d",
+        notification_type: "permission_prompt",
+      },
+    ];
+    for (const [i, body] of events.entries()) {
+      const event = parseHookEvent(body);
+      if (!event.ok) throw new Error(event.error.message);
+      notifier.notify({
+        ...promptInput(`d${i}`),
+        event: event.value,
+        notify: i === 0 ? [] : promptInput("").notify,
+      });
+      await Promise.all(tasks);
+    }
+    const [job] = (await queue.receive(10, 1000)).map((m) => m.body);
+    expect(job?.notification.relatedTool).toEqual({ toolName: "mcp__x__\ufffd", summary: "echo \ufffd!" });
+  });
+
   it("still enqueues when the session store fails, logging the failure", async () => {
     const queue = createMemoryQueue<DeliveryJob>();
     const tasks: Promise<void>[] = [];
