@@ -58,12 +58,12 @@ export interface NotifyDeps {
   readonly metrics?: Metrics | undefined;
   readonly sessions?: SessionStore | undefined;
   /**
-   * How the session store's failures have been told, and when a tool call last failed to be
+   * How the session store's failures have been told, and which keys' tool calls last failed to be
    * remembered (`sessionStoreFailures`): one per process or isolate, shared by the notifiers made
    * there (Workers makes one per request), so a store that fails every call is told when it
    * starts, once a minute and when it ends, not once per notifier, and a prompt handled by another
-   * request's notifier is not told a call from before the failure. A notifier of its own when
-   * absent.
+   * request's notifier is not told a call from before its session's failed write. A notifier of
+   * its own when absent.
    */
   readonly storeFailures?: StoreFailures | undefined;
   /**
@@ -158,13 +158,25 @@ export interface StoreFailures {
   /** How `operation`'s failures are told, one `ToldFailure` for each. */
   told(operation: string): ToldFailure;
   /**
-   * The time (`Clock.now`) of the latest tool call that could not be remembered here, if any. The
-   * store still holds what was written before it (a `sessions.sqlite` on a full disk, KV refusing
-   * writes), which may be hours old and another command than the one a prompt asks about; so a
-   * prompt is told only a call written after it, one known to be its session's last.
+   * A tool call could not be remembered under `keys` at `at`: the store still holds what was
+   * written there before (a `sessions.sqlite` on a full disk, KV refusing writes), which may be
+   * hours old and another command than the one a prompt asks about.
    */
-  rememberFailedAt: number;
+  unremembered(keys: readonly string[], at: number): void;
+  /** It was remembered under `keys` at `at`. */
+  remembered(keys: readonly string[], at: number): void;
+  /**
+   * The time at or before which what `key` holds is not known to be its last call (-Infinity when
+   * no write of it failed here): a prompt is told only a call written after it.
+   */
+  staleUpTo(key: string): number;
 }
+
+/**
+ * The keys whose latest write failed that are kept, each under 400 bytes: past it the oldest is
+ * forgotten, and every key's calls up to its failure are taken as stale.
+ */
+const MAX_UNREMEMBERED = 4096;
 
 /**
  * A store that fails every call (a damaged file, a KV outage) fails every tool call's: told when
@@ -175,6 +187,9 @@ export interface StoreFailures {
  */
 export function sessionStoreFailures(logger: Logger, clock: Clock): StoreFailures {
   const byOperation = new Map<string, ToldFailure>();
+  // Each key whose latest write failed, with when; what is stale for every key, once one is forgotten.
+  const unremembered = new Map<string, number>();
+  let staleForAll = Number.NEGATIVE_INFINITY;
   return {
     told(operation) {
       let told = byOperation.get(operation);
@@ -190,7 +205,27 @@ export function sessionStoreFailures(logger: Logger, clock: Clock): StoreFailure
       }
       return told;
     },
-    rememberFailedAt: Number.NEGATIVE_INFINITY,
+    unremembered(keys, at) {
+      for (const key of keys) {
+        const failedAt = Math.max(at, unremembered.get(key) ?? at);
+        unremembered.delete(key); // kept in order of failure: the oldest first out
+        unremembered.set(key, failedAt);
+      }
+      for (const [key, failedAt] of unremembered) {
+        if (unremembered.size <= MAX_UNREMEMBERED) break;
+        unremembered.delete(key);
+        staleForAll = Math.max(staleForAll, failedAt);
+      }
+    },
+    remembered(keys, at) {
+      for (const key of keys) {
+        const failedAt = unremembered.get(key);
+        if (failedAt !== undefined && failedAt < at) unremembered.delete(key);
+      }
+    },
+    staleUpTo(key) {
+      return Math.max(staleForAll, unremembered.get(key) ?? Number.NEGATIVE_INFINITY);
+    },
   };
 }
 
@@ -244,13 +279,14 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       const tool = { toolName: wellFormed(toolName), summary: wellFormed(summarize(event, input.secrets)) };
       // Under the session, and under the session and the tool's name, for a prompt naming it.
       const byName = teamKey(input.team, event.sessionId, toolName);
+      const keys = byName === undefined ? [sessionKey] : [sessionKey, byName];
       const remembered = await enrich("rememberTool", input.deadline, async () => {
-        await sessions.rememberTool(byName === undefined ? [sessionKey] : [sessionKey, byName], tool, now);
+        await sessions.rememberTool(keys, tool, now);
         return true;
       });
       // A write given up at the deadline may land yet: what it wrote is not known to be fresh.
-      if (remembered === undefined)
-        storeFailures.rememberFailedAt = Math.max(storeFailures.rememberFailedAt, now);
+      if (remembered === undefined) storeFailures.unremembered(keys, now);
+      else storeFailures.remembered(keys, now);
     }
     // Only deepagents' legacy halves are paired (correlate): for any other event the call, its
     // deadline's timer and the race against it, cost a notify rule's event about 2 µs for nothing.
@@ -277,13 +313,14 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       const byName = named === undefined ? undefined : teamKey(input.team, event.sessionId, named);
       // A name the prompt gives that no tool call was remembered by (a tool's display name, a
       // key over the bound) leaves the session's last tool call, as a message naming none does.
-      const after = storeFailures.rememberFailedAt;
       related = await enrich(
         "lastTool",
         input.deadline,
         async () =>
-          (byName === undefined ? undefined : await sessions.lastTool(byName, now, after)) ??
-          sessions.lastTool(sessionKey, now, after),
+          (byName === undefined
+            ? undefined
+            : await sessions.lastTool(byName, now, storeFailures.staleUpTo(byName))) ??
+          sessions.lastTool(sessionKey, now, storeFailures.staleUpTo(sessionKey)),
       );
     }
     const jobs = new Map<string, DeliveryJob>();

@@ -633,6 +633,68 @@ describe("createNotifier", () => {
     ]);
   });
 
+  it("still names a session's call when only another session's write failed", async () => {
+    // KV takes one write a second per key: an agent's parallel calls have some refused (429)
+    // every minute or so. Those must not take the tool from every other session's prompt.
+    let now = 1_700_000_000_000;
+    const store = createMemorySessionStore();
+    const rememberTool = store.rememberTool.bind(store);
+    store.rememberTool = async (ids, tool, at) => {
+      if (ids.some((id) => id.includes("busy"))) throw new Error("KV PUT failed: 429 Too Many Requests");
+      return rememberTool(ids, tool, at);
+    };
+    const queue = createMemoryQueue<DeliveryJob>();
+    const tasks: Promise<void>[] = [];
+    const notifier = createNotifier({
+      queue,
+      clock: { now: () => now, monotonic: () => 0 },
+      logger: { log: () => {} },
+      sessions: store,
+      defer: (t) => {
+        tasks.push(t());
+      },
+    });
+    const send = async (body: unknown, fields: Partial<NotifyInput> = {}) => {
+      const event = parseHookEvent(body);
+      if (!event.ok) throw new Error(event.error.message);
+      notifier.notify({ ...promptInput(`d${now}`), event: event.value, ...fields });
+      await Promise.all(tasks);
+      now += 1_000;
+    };
+    const base = { transcript_path: "/t", cwd: "/p" };
+    const pre = (session: string, command: string) => ({
+      ...base,
+      session_id: session,
+      hook_event_name: "PreToolUse",
+      tool_name: "Bash",
+      tool_input: { command },
+    });
+    await send(pre("calm", "make"), { notify: [] });
+    await send(pre("busy", "ls"), { notify: [] });
+    await send({
+      ...base,
+      session_id: "calm",
+      hook_event_name: "Notification",
+      message: "Claude needs your permission to use Bash",
+      notification_type: "permission_prompt",
+    });
+    const [job] = (await queue.receive(10, 1000)).map((m) => m.body);
+    expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "make" });
+  });
+
+  it("keeps at most 4,096 keys whose write failed, taking every call up to a forgotten one's failure as stale", () => {
+    const failures = sessionStoreFailures({ log: () => {} }, { now: () => 0, monotonic: () => 0 });
+    for (let i = 0; i <= 4096; i++) failures.unremembered([`k${i}`], 100 + i);
+    failures.remembered(["k4096"], 90); // a write that started before the failure says nothing of it
+    expect(failures.staleUpTo("k4096")).toBe(4196);
+    expect(failures.staleUpTo("k1")).toBe(101);
+    // k0, the oldest, is forgotten: no key's call up to its failure is known to be fresh.
+    expect(failures.staleUpTo("k0")).toBe(100);
+    expect(failures.staleUpTo("never-failed")).toBe(100);
+    failures.remembered(["k1"], 200);
+    expect(failures.staleUpTo("k1")).toBe(100);
+  });
+
   it("tells writes that keep failing once, though the reads between them work", async () => {
     // A sessions.sqlite on a full disk fails every write and reads on: each permission prompt's
     // read was told as the store working again and the next tool call's write as a new failure,
