@@ -272,6 +272,12 @@ const bindingProblem = (name: BindingName) =>
     ? `the ${name} binding is missing`
     : `the ${name} binding is not ${BINDING_KINDS[name][1]}`;
 
+/** How to make the binding `name` usable: bind it, and where one of another kind holds its name, remove that. */
+const bindingFix = (name: BindingName) =>
+  `bind ${name} in wrangler.toml as ${BINDING_KINDS[name][1]}${
+    bindings[name] === undefined ? "" : ", and remove the [vars] entry or other binding of that name"
+  }`;
+
 /** `bindingProblem` as an error, a missing binding's with where to bind it. */
 const unusable = (name: BindingName) =>
   new Error(
@@ -501,13 +507,14 @@ async function handle(
     recorder: recording() ? createLogRecorder(logger) : undefined,
     runtimeLeftMs,
     // A policy that notifies, with no queue to send to: each event's send fails (logged, counted),
-    // and /healthz, which `hookgate doctor` reads, said ok while every notification was lost.
+    // and /healthz, which `hookgate doctor` reads, said ok while every notification was lost. The
+    // error is the cause alone: doctor's line already says that no notify event is delivered.
     deliveryTrouble: () =>
       queue === undefined && state.policy.rules.some((r) => r.notify.length > 0)
         ? {
             delivery: "failing",
-            error: `${bindingProblem("HOOKGATE_QUEUE")}: no notify event is sent`,
-            fix: `bind HOOKGATE_QUEUE in wrangler.toml as ${BINDING_KINDS.HOOKGATE_QUEUE[1]}`,
+            error: bindingProblem("HOOKGATE_QUEUE"),
+            fix: bindingFix("HOOKGATE_QUEUE"),
           }
         : undefined,
     // The runtime waits for a body for as long as its client stays connected.

@@ -75,16 +75,23 @@ describe("a binding of another kind", () => {
   });
 
   it.each([
-    ["missing", undefined, "the HOOKGATE_QUEUE binding is missing: no notify event is sent"],
+    [
+      "missing",
+      undefined,
+      "the HOOKGATE_QUEUE binding is missing",
+      "bind HOOKGATE_QUEUE in wrangler.toml as a queue producer ([[queues.producers]])",
+    ],
     [
       "of another kind",
       "hookgate-jobs",
-      "the HOOKGATE_QUEUE binding is not a queue producer ([[queues.producers]]): no notify event is sent",
+      "the HOOKGATE_QUEUE binding is not a queue producer ([[queues.producers]])",
+      "bind HOOKGATE_QUEUE in wrangler.toml as a queue producer ([[queues.producers]]), and remove the [vars] entry or other binding of that name",
     ],
   ])(
     "%s, as HOOKGATE_QUEUE under a policy that notifies, fails /healthz's delivery, as doctor reads it",
-    async (_what, queue, error) => {
-      // /healthz said ok while every notify event's send failed.
+    async (_what, queue, error, fix) => {
+      // /healthz said ok while every notify event's send failed. The error is the cause alone:
+      // doctor's line says "so no notify event is delivered: <error>", and said it twice.
       const health = async (changes: Record<string, unknown>) => {
         const res = await worker.fetch(
           new Request("https://hookgate.test/healthz"),
@@ -99,7 +106,7 @@ describe("a binding of another kind", () => {
         status: "ok",
         delivery: "failing",
         deliveryError: error,
-        deliveryFix: "bind HOOKGATE_QUEUE in wrangler.toml as a queue producer ([[queues.producers]])",
+        deliveryFix: fix,
       });
       expect(await health({})).not.toHaveProperty("delivery");
     },
