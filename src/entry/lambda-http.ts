@@ -173,6 +173,30 @@ function isLatticeV1Event(event: object): boolean {
   return "raw_path" in event && !("requestContext" in event);
 }
 
+/** VPC Lattice's event structure V2, which hono's adapter reads by its `requestContext.serviceArn`. */
+function isLatticeV2Event(event: LambdaEvent): boolean {
+  const context = (event as { requestContext?: unknown }).requestContext;
+  return typeof context === "object" && context !== null && Object.hasOwn(context, "serviceArn");
+}
+
+/**
+ * A VPC Lattice event's query parameters as a query string, each value escaped: a list of values
+ * per name, or (as older descriptions of the event have it) a string.
+ */
+function latticeQuery(parameters: unknown): string {
+  if (typeof parameters !== "object" || parameters === null) return "";
+  const pairs: string[] = [];
+  for (const [name, value] of Object.entries(parameters)) {
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    for (const one of values) if (typeof one === "string") pairs.push(`${queryPart(name)}=${queryPart(one)}`);
+  }
+  return pairs.join("&");
+}
+
+/** A query name or value escaped, a lone surrogate as U+FFFD (the URL parser's reading of one). */
+const queryPart = (text: string) => encodeURIComponent(text.replace(LONE_SURROGATE, "\ufffd"));
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
 /** Whether the event is a request of one of the sources hono's adapter reads: it has a method. */
 function isHttpEvent(event: unknown): boolean {
   if (typeof event !== "object" || event === null) return false;
@@ -267,6 +291,8 @@ type EventFields = {
   /** Payload 2.0's Cookie header, split (the adapter joins them into one again). */
   readonly cookies?: readonly string[] | null;
   readonly httpMethod?: string;
+  /** VPC Lattice's event structure V2 has its query parameters here, and hono's adapter reads none. */
+  readonly queryStringParameters?: unknown;
   /** VPC Lattice's event structure V2 has its method here. */
   readonly method?: string;
   readonly rawPath?: string;
@@ -311,7 +337,8 @@ function decodedPath(event: LambdaEvent): boolean {
  * characters percent-encoded one by one (the adapter encodes the whole value, spaces included, so
  * `Bearer tök` would no longer be a bearer token, and leaves a cookie's as they are); a `#`,
  * `?`, control character or space in the path, which API Gateway's HTTP API decodes, escaped
- * again, and in an HTTP API's path a `%` too (`decodedPath`); a body
+ * again, and in an HTTP API's path a `%` too (`decodedPath`); a VPC Lattice event's query
+ * parameters, which hono's reader of it drops, put after its path; a body
  * marked base64 that is not kept as the text it is, for its event's name only, and its hook
  * answered as BODY_UNREADABLE.
  */
@@ -380,6 +407,14 @@ function readable(event: LambdaEvent): LambdaEvent {
       mended[key] = path.replace(syntax, encodeURIComponent);
       changed = true;
     }
+  }
+  // hono's VPC Lattice reader makes its URL with no query at all: `/v1/simulate?client=nope`
+  // simulated as if no client were named, `/v1/whoami?client=deepagents` worded for another
+  // client. Lattice hands the parameters decoded, each a list of its values (V2's user guide).
+  const query = isLatticeV2Event(event) ? latticeQuery(fields.queryStringParameters) : "";
+  if (query !== "") {
+    mended.path = `${mended.path ?? "/"}?${query}`;
+    changed = true;
   }
   if (fields.cookies?.some((v) => NON_ASCII.test(v))) {
     mended.cookies = fields.cookies.map(asciiValue);

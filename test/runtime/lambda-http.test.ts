@@ -39,6 +39,37 @@ const CLAUDE_BODY = readFileSync(
   new URL("../fixtures/claude-code/2.1.332/PreToolUse.json", import.meta.url),
   "utf8",
 );
+/**
+ * The VPC Lattice user guide's event structure V2: `method` and `path` at the top, each header a
+ * list, each query parameter a list of its values.
+ */
+const lattice = (
+  method: string,
+  path: string,
+  headers: Record<string, string[]>,
+  body?: string,
+  queryStringParameters: Record<string, string | string[]> = {},
+) =>
+  ({
+    version: "2.0",
+    path,
+    method,
+    headers: {
+      host: ["hookgate-0123456789abcdef.7d67968.vpc-lattice-svcs.us-east-1.on.aws"],
+      ...headers,
+    },
+    queryStringParameters,
+    ...(body !== undefined && { body }),
+    isBase64Encoded: false,
+    requestContext: {
+      serviceNetworkArn: "arn:aws:vpc-lattice:us-east-1:123456789012:servicenetwork/sn-1",
+      serviceArn: "arn:aws:vpc-lattice:us-east-1:123456789012:service/svc-1",
+      targetGroupArn: "arn:aws:vpc-lattice:us-east-1:123456789012:targetgroup/tg-1",
+      identity: {},
+      region: "us-east-1",
+      timeEpoch: "1795993915000000",
+    },
+  }) as unknown as LambdaEvent;
 const HTTP_API = fixture("http-api-v2-pre-tool-use.json");
 const HTTP_API_BASE64 = fixture("http-api-v2-pre-tool-use-base64.json");
 const FUNCTION_URL = fixture("function-url-pre-tool-use.json");
@@ -641,28 +672,6 @@ describe("events hono's adapter cannot make a request of", () => {
 
   it("reads a VPC Lattice event's (structure V2) header lists as the other events' headers: a non-ASCII one, a GET's body", async () => {
     const { lines, handler } = handlerWithLog();
-    // The VPC Lattice user guide's V2 event: `method` and `path` at the top, each header a list.
-    const lattice = (method: string, path: string, headers: Record<string, string[]>, body?: string) =>
-      ({
-        version: "2.0",
-        path,
-        method,
-        headers: {
-          host: ["hookgate-0123456789abcdef.7d67968.vpc-lattice-svcs.us-east-1.on.aws"],
-          ...headers,
-        },
-        queryStringParameters: {},
-        ...(body !== undefined && { body }),
-        isBase64Encoded: false,
-        requestContext: {
-          serviceNetworkArn: "arn:aws:vpc-lattice:us-east-1:123456789012:servicenetwork/sn-1",
-          serviceArn: "arn:aws:vpc-lattice:us-east-1:123456789012:service/svc-1",
-          targetGroupArn: "arn:aws:vpc-lattice:us-east-1:123456789012:targetgroup/tg-1",
-          identity: {},
-          region: "us-east-1",
-          timeEpoch: "1795993915000000",
-        },
-      }) as unknown as LambdaEvent;
     const json = { "content-type": ["application/json"] };
     const known = await handler(
       lattice(
@@ -694,6 +703,34 @@ describe("events hono's adapter cannot make a request of", () => {
     // A GET with a body is answered without it, as Node answers it.
     const health = await handler(lattice("GET", "/healthz", {}, "{}"), context());
     expect([health.statusCode, JSON.parse(health.body).status]).toEqual([200, "ok"]);
+  });
+
+  it("reads a VPC Lattice event's (structure V2) query parameters, which hono's adapter drops", async () => {
+    const { handler } = handlerWithLog();
+    const json = { "content-type": ["application/json"] };
+    // Read without its query, `client=nope` was no client to refuse, and the simulation ran.
+    const refused = await handler(
+      lattice("POST", "/v1/simulate", json, CLAUDE_BODY, { client: ["nope"] }),
+      context(),
+    );
+    expect([refused.statusCode, JSON.parse(refused.body).error.code]).toEqual([400, "UNKNOWN_CLIENT"]);
+    // A value the user guide's older form gives as a string, and one that needs escaping.
+    const deepagents = await handler(
+      lattice("GET", "/v1/whoami", { authorization: ["Bearer nope"] }, undefined, {
+        client: "deepagents",
+        "x&y": ["a=b #c"],
+      }),
+      context(),
+    );
+    expect([deepagents.statusCode, JSON.parse(deepagents.body).error.message]).toEqual([
+      401,
+      expect.stringContaining("HOOKGATE_AUTH"),
+    ]);
+    const claude = await handler(
+      lattice("GET", "/v1/whoami", { authorization: ["Bearer nope"] }, undefined, {}),
+      context(),
+    );
+    expect(JSON.parse(claude.body).error.message).not.toContain("HOOKGATE_AUTH");
   });
 
   it("answers a hook whose header a web Request refuses with a decision naming the header, never its value", async () => {
