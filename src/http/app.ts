@@ -154,12 +154,17 @@ export function createApp(deps: AppDeps): Hono {
     answerHook(requestDeps(deps, env), request, client),
   );
   app.notFound((c) => {
-    const message = `no route ${c.req.method} ${withoutTrailingSlash(c.req.path)}`;
-    if (c.req.method !== "POST") return c.json({ error: { code: "NOT_FOUND", message } }, 404);
+    const path = withoutTrailingSlash(c.req.path);
+    const message = `no route ${c.req.method} ${path}`;
+    // A path that is a route but for its case (`/V1/hooks/claude-code`): that route, named.
+    const meant = caseMistyped(path, metricsText !== undefined);
+    const hint = meant === undefined ? undefined : `${message}; paths are case-sensitive: use ${meant}`;
+    if (c.req.method !== "POST")
+      return c.json({ error: { code: "NOT_FOUND", message: hint ?? message } }, 404);
     // A POST may be an agent's hook with a mistyped URL. deepcode blocks on any non-2xx, and says
     // the body's `reason` only beside `decision: "block"` (else `HTTP 404`; its src/hooks.ts), so
     // the fix goes there, with the block it makes anyway; Claude Code ignores the body of a 404.
-    const fix = `${message}; hook URLs are ${HOOK_ROUTES}`;
+    const fix = hint ?? `${message}; hook URLs are ${HOOK_ROUTES}`;
     // No decision, so no audit line: said here, or a team whose hooks all miss the routes (each
     // action let through by Claude Code, blocked by deepcode) shows in the log as no traffic.
     deps.logger.log("warn", "a POST to no route answered 404: a hook with a mistyped URL is not judged", {
@@ -209,6 +214,27 @@ export function underAnyPrefix(
 }
 
 /** A request's path without one trailing slash, which every route accepts. */
+/**
+ * The route `path` names but for the case of its letters, under the prefix it has, if it is none
+ * as it is: a path is matched case-sensitively on every runtime (RFC 3986 §6.2.2.1 leaves only
+ * the scheme and host to any case), and a hook sent to `/V1/hooks/claude-code` is judged by no
+ * rule, so its 404 names the URL to use.
+ */
+function caseMistyped(path: string, withMetrics: boolean): string | undefined {
+  const lower = path.toLowerCase();
+  const routes = [
+    ...DIALECTS.map((d) => `/v1/hooks/${d}`),
+    ...allowedMethods(withMetrics)
+      .map(([route]) => route)
+      .filter((route) => !route.endsWith("*")),
+  ];
+  for (const route of routes) {
+    if (lower.endsWith(route) && !path.endsWith(route))
+      return `${path.slice(0, path.length - route.length)}${route}`;
+  }
+  return undefined;
+}
+
 function withoutTrailingSlash(path: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }

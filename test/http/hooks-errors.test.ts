@@ -199,6 +199,38 @@ describe.each([
     expect((await jsonOf(missing)).error.message).toBe("no route GET /hookgate/nowhere");
   });
 
+  it("names the route a path means whose case alone is wrong, a prefix kept, for a hook and for a person", async () => {
+    // `/V1/hooks/deepcode` was answered as any other path: the list of hook URLs, not that this
+    // one differs from its route by case alone.
+    for (const [path, meant] of [
+      ["/V1/hooks/deepcode", "/v1/hooks/deepcode"],
+      ["/hookgate/V1/Hooks/Claude-Code/", "/hookgate/v1/hooks/claude-code"],
+      ["/v1/HOOKS", "/v1/hooks"],
+      ["/V1/simulate", "/v1/simulate"],
+    ] as const) {
+      const res = await app.post(path, pre);
+      expect(res.status).toBe(404);
+      const body = await jsonOf(res);
+      const said = `no route POST ${path.replace(/\/$/, "")}; paths are case-sensitive: use ${meant}`;
+      expect([body.error.code, body.error.message, body.decision, body.reason]).toEqual([
+        "NOT_FOUND",
+        said,
+        "block",
+        `hookgate: ${said}`,
+      ]);
+    }
+    const person = await app.request("/Healthz");
+    expect([person.status, (await jsonOf(person)).error.message]).toEqual([
+      404,
+      "no route GET /Healthz; paths are case-sensitive: use /healthz",
+    ]);
+    // A GET of the hook URL in the wrong case: the route answers POST, and says so once it is right.
+    const looked = await app.request("/V1/hooks/claude-code");
+    expect((await jsonOf(looked)).error.message).toBe(
+      "no route GET /V1/hooks/claude-code; paths are case-sensitive: use /v1/hooks/claude-code",
+    );
+  });
+
   it("tells a hook posted to a mistyped URL where the hook routes are, in the reason deepcode shows", async () => {
     const res = await app.post("/v1/hook/deepcode", pre);
     expect(res.status).toBe(404);

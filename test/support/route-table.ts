@@ -254,6 +254,7 @@ export const ROUTE_CASES: readonly RouteCase[] = [
   get("GET /v1/simulate", "/v1/simulate"),
   get("GET a path that is no route", "/nope"),
   hook("POST a path that is no route", "/v1/hook/claude-code"),
+  get("GET /healthz in the wrong case", "/Healthz"),
   { ...get("GET /metrics", "/metrics"), only: "node", prometheus: true },
 ];
 
