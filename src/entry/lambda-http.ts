@@ -58,7 +58,13 @@ import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { hookResponse, INTERNAL_ERROR_BODY, runHookRoute } from "../http/hook-route.js";
 import { routePath } from "../http/route-path.js";
-import { createLambdaRuntime, type LambdaOptions, type LambdaRuntime, refuseEvent } from "./lambda-config.js";
+import {
+  createLambdaRuntime,
+  type LambdaOptions,
+  type LambdaRuntime,
+  QUEUE_URL_ENV,
+  refuseEvent,
+} from "./lambda-config.js";
 import { type EventHook, eventAnswer, eventHook } from "./lambda-hook-route.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
 import { once } from "./once.js";
@@ -555,6 +561,16 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
     logger,
     refusal: refusalOf,
     forRequest: depsOfEnv,
+    // A policy that notifies, with no queue to send to: each event's send fails (logged), and
+    // /healthz, which `hookgate doctor` reads, said ok while every notification was lost.
+    deliveryTrouble: () =>
+      !env(QUEUE_URL_ENV) && policy.rules.some((r) => r.notify.length > 0)
+        ? {
+            delivery: "failing",
+            error: `${QUEUE_URL_ENV} is not set`,
+            fix: `set ${QUEUE_URL_ENV} in the HTTP function's environment to the delivery queue's URL (serverless.yml sets it to the DeliveryQueue of infra/aws/template.yaml)`,
+          }
+        : undefined,
   };
   const invocationDeps = (invocation: Invocation): RequestDeps => ({
     // A decision ends before the invocation does: a timed-out invocation reaches the client as a

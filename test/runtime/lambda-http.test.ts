@@ -1446,6 +1446,31 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     ]);
   });
 
+  it("fails /healthz's delivery, as doctor reads it, under a notifying policy without HOOKGATE_QUEUE_URL", async () => {
+    // /healthz said ok, and `hookgate doctor` passed, while every notify event's send failed.
+    const notifying = JSON.stringify({
+      ...JSON.parse(POLICY),
+      rules: [{ id: "audit", on: "*", notify: ["audit"] }, ...JSON.parse(POLICY).rules],
+      sinks: { audit: { type: "webhook", url: "https://hooks.example.com/audit" } },
+    });
+    const health = async (env: Record<string, string>) => {
+      const handler = createHttpHandler({ env, sqsClient: async () => client, logger: captureLogs().logger });
+      const res = await handler(HEALTHZ, context());
+      expect(res.statusCode).toBe(200);
+      return JSON.parse(res.body) as Record<string, unknown>;
+    };
+    expect(await health({ HOOKGATE_POLICY: notifying })).toMatchObject({
+      status: "ok",
+      delivery: "failing",
+      deliveryError: "HOOKGATE_QUEUE_URL is not set",
+      deliveryFix: expect.stringContaining("set HOOKGATE_QUEUE_URL in the HTTP function's environment"),
+    });
+    expect(await health({ HOOKGATE_POLICY: notifying, HOOKGATE_QUEUE_URL: queueUrl })).not.toHaveProperty(
+      "delivery",
+    );
+    expect(await health({ HOOKGATE_POLICY: POLICY })).not.toHaveProperty("delivery");
+  });
+
   it("never builds an SQS client for a decision that notifies nobody", async () => {
     let built = 0;
     const handler = createHttpHandler({
