@@ -38,6 +38,7 @@ import {
   DLQ_URL_ENV,
   isArnOfQueueAt,
   type LambdaOptions,
+  QUEUE_URL_ENV,
   refuseEvent,
   SQS_ANSWER_TIMEOUT_MS,
   SQS_CONNECT_TIMEOUT_MS,
@@ -151,6 +152,15 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     // function is dead-lettered, with why (LAST_ATTEMPT_UNSETTLED), before SQS moves it without.
     const needed = attempts + 1;
     const set = `set its maxReceiveCount to at least ${needed}, the attempts of the policy's longest retry schedule and one receive more, at which a job whose last attempt ended the function is dead-lettered with why (infra/aws/template.yaml sets 25)`;
+    // Without it there is no queue to ask, whatever the role allows: said as the fix it needs.
+    if (!runtime.env(QUEUE_URL_ENV)) {
+      logger.log(
+        "warn",
+        `HOOKGATE_QUEUE_URL is not set on the delivery function: set it to the jobs queue's URL (serverless.yml sets it for both functions), without which no job is retried at its delay, held or dead-lettered; until then check the queue's redrive policy by hand: ${set}`,
+        { neededReceives: needed },
+      );
+      return;
+    }
     let maxReceiveCount: number | undefined;
     try {
       maxReceiveCount = await runtime.maxReceiveCount(signal);

@@ -1345,6 +1345,33 @@ describe("the Lambda SQS handler", () => {
         },
       ]);
     });
+
+    it("says HOOKGATE_QUEUE_URL is not set on the delivery function, not that its role may lack a permission", async () => {
+      // It said "the delivery function's role needs sqs:GetQueueAttributes", the unset variable
+      // only in the line's `error`.
+      await createPair();
+      const warnings: { message: string; fields: Record<string, unknown> }[] = [];
+      const handler = handlerFor(
+        { HOOKGATE_POLICY: auditPolicy({ url: receiver.url }), HOOKGATE_QUEUE_URL: "" },
+        {
+          log: (level, message, fields = {}) => {
+            if (level === "warn") warnings.push({ message, fields });
+          },
+        },
+      );
+      const job = withSink(jobOf(2), "audit");
+      await send([job]);
+      const response = await handler(eventOf(await receiveAll(1)), invocationOf());
+      expect(response.batchItemFailures).toEqual([]);
+      expect(warnings).toEqual([
+        {
+          message: expect.stringMatching(
+            /^HOOKGATE_QUEUE_URL is not set on the delivery function: set it to the jobs queue's URL .*; until then check the queue's redrive policy by hand: set its maxReceiveCount to at least 9/,
+          ),
+          fields: { neededReceives: 9 },
+        },
+      ]);
+    });
   });
 
   it("says a FIFO queue is no queue it can use, where each failed record was reported with SQS's missing MessageGroupId", async () => {
