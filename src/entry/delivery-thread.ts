@@ -196,6 +196,8 @@ async function start(): Promise<void> {
   const copy = `${queuePath}.restoring`;
   dropUnfinishedCopy(queuePath, copy);
   putBackCopy(queuePath, copy);
+  /** Settles waiting on a lock, told once they start and once a minute (`onSettleWait`). */
+  let settleWait: ((error?: unknown) => void) | undefined;
   const { queue, recovered, resumeAt } = openNamed(
     queuePath,
     (path) => {
@@ -213,6 +215,7 @@ async function start(): Promise<void> {
             { job: letter.id, sink: letter.group ?? "unknown", attempts: letter.attempts },
             letter.reason,
           ),
+        onSettleWait: (error) => settleWait?.(error),
         // Delays and leases are wall-clock times: a step back would have held them by the step.
         onClockStep: (step) =>
           logger.log(
@@ -342,6 +345,19 @@ async function start(): Promise<void> {
       receiveLog.worked();
       if (troubles.has("receive")) setTrouble("receive", undefined);
     },
+  };
+  const settleLog = toldFailure(
+    logger,
+    "error",
+    "could not record the outcome of a delivery; trying again until its lease ends",
+    "the outcomes of deliveries are recorded again",
+    monotonic,
+  );
+  settleWait = (error) => {
+    if (error === undefined) {
+      settleLog.worked();
+      setTrouble("settle", undefined);
+    } else failedWithFix(settleLog, error, "settle");
   };
   const deliver = () => {
     const started = startConsumer({ queue, deliverer, logger, metrics, monotonic, receiveFailures });

@@ -493,7 +493,7 @@ describe("startDeliveryThread", () => {
     lock.exec("COMMIT");
     await until(() => thread.trouble() === undefined);
     expect(thread.trouble()).toBeUndefined();
-    // The same thread delivers what comes next. (The ten come back once their leases run out.)
+    // The same thread delivers what comes next. (The ten's retries were recorded once it was free.)
     notify(6);
     await until(() => sink.received.some((r) => r.headers["webhook-id"] === "evt_6"));
     expect(sink.received.map((r) => r.headers["webhook-id"])).toContain("evt_6");

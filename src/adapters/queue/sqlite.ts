@@ -48,6 +48,12 @@ export interface SqliteQueueOptions {
    * lease it, again after each replay. Never given the body, which may hold anything.
    */
   readonly onDeadLettered?: (letter: QueueDeadLettered) => void;
+  /**
+   * Told, with the error, of each settle (ack, retry, hold, dead letter) that another process's
+   * lock failed and that is tried again; then, with none, once a settle goes in: while every
+   * delivery slot waits to settle, no receive runs to find the lock (`serve`'s /healthz).
+   */
+  readonly onSettleWait?: (error?: unknown) => void;
   /** Told when the wall clock went back and the queue's times were moved back with it (keepClock). */
   readonly onClockStep?: (step: QueueClockStep) => void;
 }
@@ -149,6 +155,14 @@ const REPLAY_SLICE_MS = 200;
 const REPLAY_PAUSE_MS = 150;
 /** Dead letters read at a time within a slice (a body may be a MiB). */
 const REPLAY_READ_ROWS = 50;
+/** How long a settle that another process's lock failed waits before it is tried again. */
+const SETTLE_RETRY_MS = 1000;
+
+/** A failure because another connection held the file locked past the busy timeout. */
+const isLocked = (e: unknown): boolean => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code);
+};
 
 // `visible_at` is when a job may next be received: its ready time, or while leased the end of
 // the lease (= leased_until). One index, (grp, visible_at, seq) made in openDatabase, then finds
@@ -698,6 +712,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // leased on disk. A batch whose commit fails (another process held the lock past the busy
   // timeout) is tried once more on the next turn before its calls are rejected.
   let waiting: Waiting[] = [];
+  /** When each lease this queue took ends, by the monotonic clock, by its receipt (`settling`). */
+  const leaseEnds = new Map<string, number>();
   const commitWaiting = () => {
     const batch = waiting;
     waiting = [];
@@ -713,6 +729,12 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       return;
     }
     lastCommit = committed.times;
+    for (const [i, b] of batch.entries()) {
+      if (!b.lease) continue;
+      for (const [receipt, end] of leaseEnds) if (end <= committed.times.mono) leaseEnds.delete(receipt);
+      for (const row of committed.leased[i] ?? [])
+        leaseEnds.set(row.receipt, committed.times.mono + ms(b.lease.visibilityMs));
+    }
     for (const [i, b] of batch.entries()) b.settle(undefined, committed.leased[i], committed.acked[i]);
     if (committed.step) options.onClockStep?.(committed.step);
     for (const letter of committed.buried) options.onDeadLettered?.(letter);
@@ -720,6 +742,36 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const enqueueWork = (entry: Waiting) => {
     if (waiting.length === 0) setImmediate(commitWaiting);
     waiting.push(entry);
+  };
+  /**
+   * Settles a leased job (ack, retry, hold, dead letter), tried again while another process holds
+   * the file locked, until the lease it settles would end: given up at the first failure, the job
+   * stayed leased, came back once its lease ran out and was sent again (the same webhook-id), a
+   * duplicate at each lock that outlasted the busy timeout. Only this queue leases its jobs again,
+   * and only once their leases end, so a settle that goes in before then settles that delivery.
+   */
+  let settleWaiting = false;
+  const settling = async <R>(receipt: string, run: () => Promise<R>): Promise<R> => {
+    for (;;) {
+      try {
+        const settled = await run();
+        leaseEnds.delete(receipt);
+        if (settleWaiting) {
+          settleWaiting = false;
+          options.onSettleWait?.();
+        }
+        return settled;
+      } catch (e) {
+        const end = leaseEnds.get(receipt);
+        if (!isLocked(e) || end === undefined || !db.open || monotonic() + SETTLE_RETRY_MS >= end) {
+          leaseEnds.delete(receipt);
+          throw e;
+        }
+        settleWaiting = true;
+        options.onSettleWait?.(e);
+        await sleep(SETTLE_RETRY_MS);
+      }
+    }
   };
 
   return {
@@ -777,35 +829,44 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     ack(message) {
-      return new Promise<boolean>((resolve, reject) => {
-        enqueueWork({
-          rows: [],
-          ack: { id: message.id, receipt: message.receipt },
-          tries: 0,
-          settle: (error, _leased, acked = false) => (error === undefined ? resolve(acked) : reject(error)),
-        });
+      return settling(
+        message.receipt,
+        () =>
+          new Promise<boolean>((resolve, reject) => {
+            enqueueWork({
+              rows: [],
+              ack: { id: message.id, receipt: message.receipt },
+              tries: 0,
+              settle: (error, _leased, acked = false) =>
+                error === undefined ? resolve(acked) : reject(error),
+            });
+          }),
+      );
+    },
+
+    retry(message, delayMs, error) {
+      return settling(message.receipt, async () => {
+        const visibleAt = now() + ms(delayMs);
+        return naming(
+          () => release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0,
+        );
       });
     },
 
-    async retry(message, delayMs, error) {
-      const visibleAt = now() + ms(delayMs);
-      return naming(
-        () => release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0,
-      );
-    },
-
-    async hold(message, delayMs, reason, options) {
-      const visibleAt = now() + ms(delayMs);
+    hold(message, delayMs, reason, options) {
       const added = options?.addsHold === false ? 0 : 1;
-      return naming(
-        () =>
-          holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason, added })
-            .changes > 0,
-      );
+      return settling(message.receipt, async () => {
+        const visibleAt = now() + ms(delayMs);
+        return naming(
+          () =>
+            holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason, added })
+              .changes > 0,
+        );
+      });
     },
 
-    async deadLetter(message, error) {
-      return naming(() => moveToDead.immediate(message, error));
+    deadLetter(message, error) {
+      return settling(message.receipt, async () => naming(() => moveToDead.immediate(message, error)));
     },
 
     async listDead(limit = 100): Promise<DeadLetter<T>[]> {
