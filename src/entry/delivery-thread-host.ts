@@ -89,6 +89,13 @@ export interface DeliveryThread {
   policy(settings: DeliverySettings): void;
   /** Lets in-flight deliveries finish, closes the queue and ends the thread. */
   stop(): Promise<void>;
+  /**
+   * Before `process.exit` (a second signal): the thread makes no SQLite call from here, and this
+   * blocks until it is out of the one it is in, a busy timeout at most. The exit ends the thread
+   * where it is, and inside a call (waiting on a queue file another process holds locked)
+   * better-sqlite3 aborted the whole process (FATAL ERROR, SIGABRT) instead of its exit.
+   */
+  halt(): void;
   /** What keeps notify events from being delivered now, if anything (/healthz). */
   trouble(): DeliveryTrouble | undefined;
 }
@@ -336,6 +343,14 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
       worker.postMessage({ kind: "policy", settings: next } satisfies ToDeliveryThread);
     },
     trouble: () => down ?? trouble,
+    halt() {
+      if (!alive) return;
+      Atomics.store(calls, 1, 1);
+      // Bounded: a call that never returns is left to the exit, as before.
+      const end = performance.now() + 2 * heartbeatMs;
+      while (Atomics.compareExchange(calls, 0, 0, ENDING) === IN_CALL && performance.now() < end)
+        Atomics.wait(calls, 0, IN_CALL, 10);
+    },
     async stop() {
       stopping = true;
       clearTimeout(restart);

@@ -98,7 +98,8 @@ export interface RunningGateway {
   close(): Promise<void>;
   /**
    * Says that the process ends now, without the rest of its stop (a second signal while it
-   * stops), and writes out what is logged; the caller exits.
+   * stops), writes out what is logged and waits for the delivery thread to leave its SQLite call,
+   * if it is in one (a busy timeout at most); the caller exits.
    */
   halt(signal: NodeJS.Signals): void;
 }
@@ -542,6 +543,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
         },
       );
       stdout.flush();
+      // The exit that follows ends the delivery thread: only between two SQLite calls.
+      deliveries.halt();
     },
   };
 

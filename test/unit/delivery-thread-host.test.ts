@@ -4,6 +4,8 @@
  * test/e2e/fanout.test.ts): a thread that dies is started again and its reports still arrive;
  * a thread that cannot start fails the start with its reason.
  */
+
+import { spawn } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
@@ -20,6 +22,7 @@ import {
   startDeliveryThread,
 } from "../../src/entry/delivery-thread-host.js";
 import { loopbackServer } from "../support/loopback.js";
+import { ROOT } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
 
 /** Writes a stand-in thread module and returns its URL. */
@@ -515,6 +518,63 @@ describe("startDeliveryThread", () => {
     expect(logs.map((l) => l.msg)).toContain("the delivery thread did not stop in time; ending it");
     lock.exec("COMMIT");
   }, 60_000);
+
+  it("lets the process exit after halt while its thread waits on a lock, without aborting (built dist/)", async () => {
+    // A second signal while serve stops exits the process, which ends the delivery thread
+    // wherever it is: inside a SQLite call waiting on a queue file another process held locked,
+    // better-sqlite3 aborted the whole process (FATAL ERROR, SIGABRT, exit 134) instead of 130.
+    const dataDir = tempDir("thread");
+    const file = join(dataDir, "queue.sqlite");
+    const lock = new Database(file);
+    whenDone(() => lock.close());
+    lock.exec("CREATE TABLE t (n INTEGER)");
+    lock.exec("BEGIN EXCLUSIVE");
+    // A thread that marks each call as the real one does and waits on the lock for seconds.
+    const script = standIn(`
+      import { workerData } from "node:worker_threads";
+      import { createRequire } from "node:module";
+      const Database = createRequire(${JSON.stringify(join(ROOT, "package.json"))})("better-sqlite3");
+      const calls = new Int32Array(workerData.calls);
+      const db = new Database(${JSON.stringify(file)}, { timeout: 3000 });
+      parentPort.postMessage({ kind: "ready" });
+      setTimeout(() => {
+        while (Atomics.compareExchange(calls, 0, 0, 1) !== 2) {
+          parentPort.postMessage({ kind: "report", lines: "in call\\n", counts: [] });
+          try { db.exec("INSERT INTO t VALUES (1)"); } catch {}
+          Atomics.store(calls, 0, Atomics.load(calls, 1) === 1 ? 2 : 0);
+        }
+      }, 0);
+    `);
+    const host = pathToFileURL(join(ROOT, "dist/entry/delivery-thread-host.js")).href;
+    const main = join(tempDir("thread"), "main.mjs");
+    writeFileSync(
+      main,
+      `import { startDeliveryThread } from ${JSON.stringify(host)};
+      let thread;
+      thread = await startDeliveryThread({
+        dataDir: ${JSON.stringify(dataDir)},
+        settings: { document: { sinks: undefined, egress: undefined }, secrets: [] },
+        env: {},
+        lines: { write(line) {
+          // Well inside the thread's three-second wait on the lock.
+          if (line.includes("in call")) setTimeout(() => { thread.halt(); process.exit(130); }, 200);
+        } },
+        metrics: { increment() {}, set() {} },
+        logger: { log() {} },
+        script: new URL(${JSON.stringify(script.href)}),
+      });`,
+    );
+    const child = spawn(process.execPath, [main], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += String(chunk);
+    });
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once("exit", (c, s) => resolve([c, s])),
+    );
+    expect({ code, signal, stderr }).toEqual({ code: 130, signal: null, stderr: "" });
+    lock.exec("ROLLBACK");
+  }, 30_000);
 
   it("puts back a queue file deleted under the real thread readable by its user alone, in a data dir of a wider mode (built dist/)", async () => {
     // A data dir that existed with a wider mode (systemd's StateDirectory is 0755), its queue
