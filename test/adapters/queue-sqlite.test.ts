@@ -16,6 +16,7 @@ import {
   type QueueDeadLettered,
   type SqliteQueue,
   STOPPED_DELIVERING,
+  WAL_LIMIT_BYTES,
 } from "../../src/adapters/queue/sqlite.js";
 import type { ReceivedMessage } from "../../src/core/queue.js";
 import { ROOT } from "../support/process.js";
@@ -657,6 +658,25 @@ describe("sqlite queue on disk", () => {
     expect((await queue.receive(1, HOUR)).map((m) => [m.id, m.interrupted])).toEqual([
       ["stopped", undefined],
     ]);
+  });
+
+  it("gives back the disk its WAL grew to while another process read the file, once it is done", async () => {
+    // A reader that holds a snapshot (a sqlite3 shell's open transaction, a backup tool) keeps
+    // every commit meanwhile in the WAL: it grew by each job's body, and stayed that size until
+    // serve stopped, however short the queue was again.
+    const queue = open("serve");
+    const reader = new Database(path, { readonly: true });
+    reader.exec("BEGIN");
+    reader.prepare("SELECT count(*) FROM queue_jobs").get();
+    const pad = "x".repeat(256 * 1024);
+    for (let n = 0; n < 200; n++) await queue.send([{ id: `job-${n}`, body: { n, pad } as Job }]);
+    const grown = statSync(`${path}-wal`).size;
+    expect(grown).toBeGreaterThan(2 * WAL_LIMIT_BYTES);
+    reader.exec("COMMIT");
+    reader.close();
+    for (const message of await queue.receive(200, HOUR)) await queue.ack(message);
+    for (let n = 0; n < 10; n++) await queue.send([{ id: `after-${n}`, body: { n } }]);
+    expect(statSync(`${path}-wal`).size).toBeLessThanOrEqual(WAL_LIMIT_BYTES);
   });
 
   it("writes through a WAL journal", async () => {

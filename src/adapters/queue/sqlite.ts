@@ -64,6 +64,14 @@ export interface QueueClockStep {
   readonly jobs: number;
 }
 
+/**
+ * The size the WAL file is cut back to once a checkpoint has emptied it: past a reader that held
+ * a snapshot (a sqlite3 shell's open transaction, a backup tool), it kept the size every commit
+ * meanwhile gave it, jobs' bodies included, until serve stopped. Well above what a checkpoint
+ * every 1,000 pages (SQLite's default) lets it reach otherwise.
+ */
+export const WAL_LIMIT_BYTES = 16 * 1024 * 1024;
+
 /** A clock that goes back by more than this is a step, not jitter (NTP slews smaller errors). */
 export const CLOCK_STEP_MS = 2000;
 /** How often the latest time seen is written down (one small row), at most. */
@@ -299,6 +307,7 @@ function openDatabase(path: string, busyTimeoutMs: number): Database.Database {
     // or OS crash can drop the last commits, which is out of scope for this queue.
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
+    db.pragma(`journal_size_limit = ${WAL_LIMIT_BYTES}`);
     db.exec(SCHEMA);
     // A queue file made before a column gets it here, under the write lock and read again there:
     // two processes opening an old file at once (`serve` starting while `dlq list` runs) both
