@@ -752,6 +752,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     if (waiting.length === 0) setImmediate(commitWaiting);
     waiting.push(entry);
   };
+  /** A settle failed on a lock and none has gone in since (`onSettleWait`). */
+  let settleWaiting = false;
   /**
    * Settles a leased job (ack, retry, hold, dead letter), tried again while another process holds
    * the file locked, until the lease it settles would end: given up at the first failure, the job
@@ -759,7 +761,6 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
    * duplicate at each lock that outlasted the busy timeout. Only this queue leases its jobs again,
    * and only once their leases end, so a settle that goes in before then settles that delivery.
    */
-  let settleWaiting = false;
   const settling = async <R>(receipt: string, run: () => Promise<R>): Promise<R> => {
     for (;;) {
       try {
