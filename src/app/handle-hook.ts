@@ -376,13 +376,16 @@ export async function handleHook(
       if (shadow.length > 0)
         shadowRun = { effects: shadowRun?.effects ?? [], audit: [...(shadowRun?.audit ?? []), ...shadow] };
     }
-    const effects = evaluation.enforced.map((m) => m.effect);
+    // An echo is dropped from each rule's effect before they are combined: it rewrites nothing,
+    // so it does not take the place of the first rewrite in rule order (a later rule's redaction).
+    const effects = evaluation.enforced.map((m) => withoutEcho(m.effect, event));
+    const rewrites = remote.effects.map((e) => withoutEcho(e, event));
     const combined =
       remote.effects.length === 0
-        ? withoutEcho(combineEffects(effects), event)
+        ? combineEffects(effects)
         : checkedRewrite(
-            withoutEcho(combineEffects(inRuleOrder(evaluation, [...effects, ...remote.effects])), event),
-            remote.effects,
+            combineEffects(inRuleOrder(evaluation, [...effects, ...rewrites])),
+            rewrites,
             policy,
             event,
             auth.team,
@@ -538,16 +541,15 @@ function withCharset(error: RequestError, contentType: string | undefined): Requ
 }
 
 /**
- * `decision` without an `updatedInput` that is the call as it came: an echo rewrites nothing
+ * `effect` without an `updatedInput` that is the call as it came: an echo rewrites nothing
  * (a team server may send the input back with each allow), and sent it was not harmless:
  * deepcode's PermissionRequest answer became a deny (render.ts, a rewrite it cannot apply),
  * deepagents dropped the allow with it, and the audit line said the call was rewritten.
  */
-function withoutEcho(decision: Decision, event: HookEvent): Decision {
-  if (decision.updatedInput === undefined || !deepEqual(decision.updatedInput, event.toolInput))
-    return decision;
-  const { updatedInput: _, ...rest } = decision;
-  return rest;
+function withoutEcho<T extends Pick<Decision, "updatedInput">>(effect: T, event: HookEvent): T {
+  if (effect.updatedInput === undefined || !deepEqual(effect.updatedInput, event.toolInput)) return effect;
+  const { updatedInput: _, ...rest } = effect;
+  return rest as T;
 }
 
 const REWRITE_VERBS = { deny: "denies", block: "blocks", ask: "asks about", defer: "defers" } as const;

@@ -807,6 +807,48 @@ describe("a team server's allow that echoes the call as it came", () => {
     expect(audit.clientDecision).toBeUndefined();
     expect(audit.updatedInput).toBeUndefined();
   });
+
+  it("leaves a later rule's rewrite the first one in rule order", async () => {
+    // The echo rewrites nothing, so it does not take the place of the rewrite that follows it:
+    // taken as the first rewrite and then dropped, it ran the call unredacted.
+    const redacting = await policyFrom({
+      version: 1,
+      rules: [
+        { id: "relay", on: "PreToolUse", matcher: "Write", forward: { url: "https://policy.example/hook" } },
+        {
+          id: "redact-env",
+          on: "PreToolUse",
+          matcher: "Write",
+          where: { "tool_input.file_path": { glob: "**/.env" } },
+          decide: "allow",
+          updatedInput: { file_path: "/p/.env.example", content: "X" },
+        },
+      ],
+    });
+    const outcome = await handleHook(
+      {
+        ...deps,
+        policy: () => redacting,
+        remote: {
+          run: async () => ({
+            effects: [
+              { ruleId: "relay", decision: "allow", updatedInput: { content: "X", file_path: "/p/.env" } },
+            ],
+            audit: [{ rule: "relay", action: "forward", outcome: "OK", ms: 0 }],
+          }),
+        },
+      },
+      request("Write", { file_path: "/p/.env", content: "X" }),
+    );
+    expect(outcome.audit).toMatchObject({
+      decision: "allow",
+      updatedInput: { file_path: "/p/.env.example", content: "X" },
+    });
+    expect(JSON.parse(outcome.answer.body).hookSpecificOutput.updatedInput).toEqual({
+      file_path: "/p/.env.example",
+      content: "X",
+    });
+  });
 });
 
 describe("a team server's rewrite on a client that drops it (deepagents)", () => {
