@@ -170,6 +170,8 @@ export interface StoreFailures {
    * no write of it failed here): a prompt is told only a call written after it.
    */
   staleUpTo(key: string): number;
+  /** Whether the latest write of `key` seen here failed (of the keys still kept). */
+  writeFailed(key: string): boolean;
 }
 
 /**
@@ -225,6 +227,9 @@ export function sessionStoreFailures(logger: Logger, clock: Clock): StoreFailure
     },
     staleUpTo(key) {
       return Math.max(staleForAll, unremembered.get(key) ?? Number.NEGATIVE_INFINITY);
+    },
+    writeFailed(key) {
+      return unremembered.has(key);
     },
   };
 }
@@ -313,15 +318,15 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       const byName = named === undefined ? undefined : teamKey(input.team, event.sessionId, named);
       // A name the prompt gives that no tool call was remembered by (a tool's display name, a
       // key over the bound) leaves the session's last tool call, as a message naming none does.
-      related = await enrich(
-        "lastTool",
-        input.deadline,
-        async () =>
-          (byName === undefined
-            ? undefined
-            : await sessions.lastTool(byName, now, storeFailures.staleUpTo(byName))) ??
-          sessions.lastTool(sessionKey, now, storeFailures.staleUpTo(sessionKey)),
-      );
+      // Not one whose tool's latest call failed to be remembered: each call is written under
+      // both keys at once, so the session's calls since are another tool's.
+      related = await enrich("lastTool", input.deadline, async () => {
+        if (byName !== undefined) {
+          const last = await sessions.lastTool(byName, now, storeFailures.staleUpTo(byName));
+          if (last !== undefined || storeFailures.writeFailed(byName)) return last;
+        }
+        return sessions.lastTool(sessionKey, now, storeFailures.staleUpTo(sessionKey));
+      });
     }
     const jobs = new Map<string, DeliveryJob>();
     const id = `evt_${input.decisionId}`;

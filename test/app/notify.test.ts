@@ -682,6 +682,49 @@ describe("createNotifier", () => {
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "make" });
   });
 
+  it("names no other tool's call for a prompt whose tool's latest call failed to be remembered", async () => {
+    // An agent's parallel calls: the second Bash call's write is refused (KV's one write a second
+    // to a key), the Read call after it is remembered. The prompt is for a Bash call, whichever
+    // it is; the session's last call is the Read, which no Bash prompt is about.
+    let now = 1_700_000_000_000;
+    const store = createMemorySessionStore();
+    const rememberTool = store.rememberTool.bind(store);
+    store.rememberTool = async (ids, tool, at) => {
+      if (tool.summary.startsWith("rm")) throw new Error("KV PUT failed: 429 Too Many Requests");
+      return rememberTool(ids, tool, at);
+    };
+    const queue = createMemoryQueue<DeliveryJob>();
+    const tasks: Promise<void>[] = [];
+    const notifier = createNotifier({
+      queue,
+      clock: { now: () => now, monotonic: () => 0 },
+      logger: { log: () => {} },
+      sessions: store,
+      defer: (t) => {
+        tasks.push(t());
+      },
+    });
+    const send = async (body: unknown, fields: Partial<NotifyInput> = {}) => {
+      const event = parseHookEvent(body);
+      if (!event.ok) throw new Error(event.error.message);
+      notifier.notify({ ...promptInput(`d${now}`), event: event.value, ...fields });
+      await Promise.all(tasks);
+      now += 1_000;
+    };
+    const base = { transcript_path: "/t", cwd: "/p", session_id: "s", hook_event_name: "PreToolUse" };
+    await send({ ...base, tool_name: "Bash", tool_input: { command: "make" } }, { notify: [] });
+    await send({ ...base, tool_name: "Bash", tool_input: { command: "rm -rf build" } }, { notify: [] });
+    await send({ ...base, tool_name: "Read", tool_input: { file_path: "/p/a" } }, { notify: [] });
+    await send({
+      ...base,
+      hook_event_name: "Notification",
+      message: "Claude needs your permission to use Bash",
+      notification_type: "permission_prompt",
+    });
+    const [job] = (await queue.receive(10, 1000)).map((m) => m.body);
+    expect(job?.notification.relatedTool).toBeUndefined();
+  });
+
   it("keeps at most 4,096 keys whose write failed, taking every call up to a forgotten one's failure as stale", () => {
     const failures = sessionStoreFailures({ log: () => {} }, { now: () => 0, monotonic: () => 0 });
     for (let i = 0; i <= 4096; i++) failures.unremembered([`k${i}`], 100 + i);
