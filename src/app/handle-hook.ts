@@ -543,8 +543,8 @@ function withCharset(error: RequestError, contentType: string | undefined): Requ
 /**
  * `effect` without an `updatedInput` that is the call as it came: an echo rewrites nothing
  * (a team server may send the input back with each allow), and sent it was not harmless:
- * deepcode's PermissionRequest answer became a deny (render.ts, a rewrite it cannot apply),
- * deepagents dropped the allow with it, and the audit line said the call was rewritten.
+ * deepagents dropped the allow with it, and the audit line said the call was rewritten. deepcode's
+ * PermissionRequest has no `tool_input` to echo: an `updatedInput` there is a rewrite (render.ts).
  */
 function withoutEcho<T extends Pick<Decision, "updatedInput">>(effect: T, event: HookEvent): T {
   if (effect.updatedInput === undefined || !deepEqual(effect.updatedInput, event.toolInput)) return effect;
