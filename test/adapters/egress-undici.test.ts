@@ -645,6 +645,25 @@ describe("responses", () => {
     expect(res.ok && res.value).toMatchObject({ status: 200, body: "" });
   });
 
+  it("leaves no error behind for the body it does not read", async () => {
+    // undici's body, destroyed before its end, emits an abort error: with no listener, an
+    // uncaught exception, which ends a `serve` process at a team server's 503.
+    const uncaught: unknown[] = [];
+    const record = (e: unknown) => uncaught.push(e);
+    process.on("uncaughtException", record);
+    try {
+      const { module } = egressWith(LOOPBACK_ONLY);
+      const res = await post(module, `${a.url}/hook`, { readsBodyOf: () => false });
+      expect(res.ok && res.value).toMatchObject({ status: 200, body: "" });
+      // The abort is emitted on a later tick than the destroy.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("uncaughtException", record);
+    }
+    expect(uncaught).toEqual([]);
+  });
+
   it("says an answer its caller gave up while its body was arriving was given up, not a failed connection", async () => {
     // A model that trickles its body past the judge call's deadline: the call is given up, as
     // one given up before its headers is, and not counted as a connection failure.

@@ -206,7 +206,9 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         return refuse(redirectRefusal(verdict.url, res.statusCode, first), req.url);
       }
       if (req.readsBodyOf?.(res.statusCode) === false) {
-        res.body.destroy();
+        // Destroyed before its end, undici's body emits an abort error: unheard, an uncaught
+        // exception that ends the process.
+        res.body.on("error", () => {}).destroy();
         return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body: "" });
       }
       const coded = decoded(res.body, res.headers["content-encoding"]);
