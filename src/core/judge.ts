@@ -6,7 +6,7 @@
 import type { RuleEffect } from "./decision.js";
 import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
-import { maskString, scrubSecrets } from "./mask.js";
+import { cutOutsideShapes, maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
 import { capString, capStringsToFit, cut, shorten, TRUNCATION_MARKER } from "./truncate.js";
 
@@ -393,11 +393,14 @@ export const MAX_REASON_CHARS = 4000;
 /**
  * `reason` cut to MAX_REASON_CHARS, as a string of its own: V8 makes a cut a view of the whole
  * (a sliced string), so a verdict cached with it held the whole reason, up to 1 MiB, while the
- * cache counted only the characters it shows (remote-actions.ts MAX_CACHE_CHARS).
+ * cache counted only the characters it shows (remote-actions.ts MAX_CACHE_CHARS). Cut before a
+ * credential the cut would split: the audit line and notifications mask the reason by shape
+ * after this cut, and the start of a key is too short for its shape.
  */
 function cappedReason(reason: string): string {
-  const capped = capString(reason, MAX_REASON_CHARS);
-  return capped === reason ? reason : (JSON.parse(JSON.stringify(capped)) as string);
+  if (capString(reason, MAX_REASON_CHARS) === reason) return reason;
+  const capped = cut(reason, cutOutsideShapes(reason, MAX_REASON_CHARS));
+  return JSON.parse(JSON.stringify(capped)) as string;
 }
 
 /**

@@ -65,6 +65,34 @@ function maskShapes(text: string): string {
 }
 
 /**
+ * Where to cut `text` at `length` UTF-16 units or before, so that the cut splits no credential
+ * shape found in it: the start of one left before a cut is too short for its shape, so masking by
+ * shape after the cut (an audit line, a notification) would show it. Cut there, the credential is
+ * gone whole. `length` itself where no shape runs across it.
+ */
+export function cutOutsideShapes(text: string, length: number): number {
+  if (text.length <= length || shapes === undefined) return length;
+  // Every shape's match is shorter than MASK_WINDOW, so one that runs across the cut lies in it.
+  const around = text.slice(0, length + MASK_WINDOW);
+  if (!MAY_HOLD_SECRET.test(around)) return length;
+  let end = length;
+  // Cut before one shape's match, the new end may fall inside another's (a key in a URL).
+  for (let moved = true; moved; ) {
+    moved = false;
+    for (const [pattern, , gate] of shapes) {
+      if (gate !== undefined && !gate.test(around)) continue;
+      for (const match of around.matchAll(pattern)) {
+        if (match.index < end && match.index + match[0].length > end) {
+          end = match.index;
+          moved = true;
+        }
+      }
+    }
+  }
+  return end;
+}
+
+/**
  * A masked deep copy; strings longer than `maxString` are cut with a visible marker. `secrets`
  * (the policy's own secret values) are scrubbed before the cut, so a cut never leaves the start
  * of one showing.

@@ -11,6 +11,7 @@ import {
   renderPrompt,
   verdictEffect,
 } from "../../src/core/judge.js";
+import { maskString } from "../../src/core/mask.js";
 import { TRUNCATION_MARKER } from "../../src/core/truncate.js";
 import { type ModelServer, startModelServer } from "../support/model-server.js";
 
@@ -1106,6 +1107,30 @@ describe("parseJudgeResponse", () => {
     const fits = "x".repeat(4000 + TRUNCATION_MARKER.length);
     const body = openaiAnswer(JSON.stringify({ ok: false, reason: fits }));
     expect(parseJudgeResponse("openai", 200, body)).toEqual({ ok: true, value: { ok: false, reason: fits } });
+  });
+
+  it("cuts a model's reason before a credential the cut would split, so masking by shape still finds it", () => {
+    // The audit line and a notification mask the reason by shape after this cut: the start of an
+    // API key left at the cut is too short for its shape, and was logged as it was.
+    const key = `sk-${"A".repeat(20)}${"B".repeat(20)}`;
+    const reason = `${"x".repeat(3975)} ${key} and more ${"y".repeat(100)}`;
+    const result = parseJudgeResponse("openai", 200, openaiAnswer(JSON.stringify({ ok: false, reason })));
+    expect(result).toEqual({
+      ok: true,
+      value: { ok: false, reason: `${"x".repeat(3975)} ${TRUNCATION_MARKER}` },
+    });
+    expect(maskString(result.ok ? result.value.reason : "")).not.toContain("sk-");
+    // One that ends before the cut is kept whole, for masking to find.
+    const before = `${"x".repeat(3900)} ${key} and more ${"y".repeat(200)}`;
+    const kept = parseJudgeResponse(
+      "openai",
+      200,
+      openaiAnswer(JSON.stringify({ ok: false, reason: before })),
+    );
+    expect(kept).toEqual({
+      ok: true,
+      value: { ok: false, reason: `${before.slice(0, 4000)}${TRUNCATION_MARKER}` },
+    });
   });
 
   it("cuts a model's reason after scrubbing it, so no start of a secret is left at the cut", () => {
