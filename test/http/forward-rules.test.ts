@@ -417,6 +417,17 @@ describe("forward rules", () => {
     },
   );
 
+  it("answers one whose server sent a redirect at once and never finished the body as the redirect, not a timeout", async () => {
+    // A 3xx is a non-2xx too: its body, which nothing reads, was waited for to the rule's timeoutMs.
+    const app = await appWith();
+    next = { status: 302, location: "https://login.example/", body: "<html>Moved", unfinished: true };
+    const body = await jsonOf(await app.post("/v1/hooks/claude-code", bash("ls")));
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecision: "deny",
+      permissionDecisionReason: expect.stringContaining("(EGRESS_REDIRECT: "),
+    });
+  });
+
   it.each(["gzip", "deflate", "br"])(
     "answers one whose body does not decode as %s with onError, naming the coding, once",
     async (encoding) => {

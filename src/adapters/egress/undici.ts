@@ -200,15 +200,15 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         return refuse(refusal, req.url);
       }
       if (res.statusCode >= 300 && res.statusCode < 400) {
-        await res.body.dump();
+        // Not read, so not waited for: a server that holds the body after its redirect was
+        // answered as a timeout, after the whole wait.
+        drop(res.body);
         const { location } = res.headers;
         const first = Array.isArray(location) ? location[0] : location;
         return refuse(redirectRefusal(verdict.url, res.statusCode, first), req.url);
       }
       if (req.readsBodyOf?.(res.statusCode) === false) {
-        // Destroyed before its end, undici's body emits an abort error: unheard, an uncaught
-        // exception that ends the process.
-        res.body.on("error", () => {}).destroy();
+        drop(res.body);
         return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body: "" });
       }
       const coded = decoded(res.body, res.headers["content-encoding"]);
@@ -291,6 +291,15 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       return closed;
     },
   };
+}
+
+/**
+ * An answer's body dropped unread, its connection closed unless all of it had come. Destroyed
+ * unread, the body emits an error (its request aborted) on the next turn: with no listener, an
+ * uncaught exception that ended the process at a team server's 401.
+ */
+function drop(body: Dispatcher.ResponseData["body"]): void {
+  body.on("error", () => {}).destroy();
 }
 
 /**
