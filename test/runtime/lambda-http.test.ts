@@ -726,8 +726,12 @@ describe("events hono's adapter cannot make a request of", () => {
       401,
       expect.stringContaining("HOOKGATE_AUTH"),
     ]);
+    // A value holding `&` and `=` is that value: put in unescaped, it would name another client.
     const claude = await handler(
-      lattice("GET", "/v1/whoami", { authorization: ["Bearer nope"] }, undefined, {}),
+      lattice("GET", "/v1/whoami", { authorization: ["Bearer nope"] }, undefined, {
+        note: ["x&client=deepagents"],
+        client: ["claude-code"],
+      }),
       context(),
     );
     expect(JSON.parse(claude.body).error.message).not.toContain("HOOKGATE_AUTH");
