@@ -163,9 +163,10 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
           });
       const res = await Promise.race([pending, givenUp]);
       if (res === undefined) {
-        // What undici settles later is dropped: a late answer's body is discarded unread.
+        // What undici settles later is dropped: a late answer's body is discarded unread, its
+        // abort error heard as any dropped body's is.
         pending.then(
-          (late) => late?.body.destroy(),
+          (late) => late && drop(late.body),
           () => {},
         );
         const host = verdict.url.hostname;
