@@ -485,13 +485,14 @@ describe("startDeliveryThread", () => {
     // Each of the thread's writes waits out the busy timeout. A batch of deliveries settled one
     // after another left no turn for the gauges' timer, the thread went silent past six
     // heartbeats, was ended as hung inside a SQLite call (which can abort the whole process), and
-    // /healthz went failing, restarting, failing. Gauges every 300 ms: silent for 1.8 s, a thread
-    // is taken for hung.
-    const { thread, notify, sink, lock, logs, metrics } = await tenSettledOnALockedFile(300);
+    // /healthz went failing, restarting, failing. Gauges every second: silent for 6 s, a thread
+    // is taken for hung (30 s in serve). At 300 ms, a thread still loading its modules on a busy
+    // host (it runs at a lower priority) was taken for hung before it delivered.
+    const { thread, notify, sink, lock, logs, metrics } = await tenSettledOnALockedFile(1000);
     await until(() => thread.trouble()?.delivery === "failing");
     expect(thread.trouble()).toMatchObject({ delivery: "failing" });
-    // Held for three silences more: a thread that waits on a lock is no hung thread.
-    await new Promise((r) => setTimeout(r, 3 * 6 * 300));
+    // Held for a silence and a half more: a thread that waits on a lock is no hung thread.
+    await new Promise((r) => setTimeout(r, 1.5 * 6 * 1000));
     expect(thread.trouble()).toMatchObject({ delivery: "failing" });
     lock.exec("COMMIT");
     await until(() => thread.trouble() === undefined);
