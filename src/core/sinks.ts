@@ -954,7 +954,8 @@ const DELIVERED: SinkVerdict = { kind: "delivered" };
  * `retry_after` seconds as a fallback; GitHub's rate-limit reset); redirects are never followed,
  * so 3xx is permanent, as are 410 and every other 4xx. A GitHub 403 that is a rate limit
  * (Retry-After, x-ratelimit-remaining 0, or a message naming a secondary rate limit, waited for a
- * minute at least) is retried: GitHub answers rate limits with 403 too. Slack's HTTP 200
+ * minute at least) is retried: GitHub answers rate limits with 403 too, as is Discord's 403 code
+ * 40333 (Cloudflare blocking this host). Slack's HTTP 200
  * `ratelimited` is retried as a 429 is. A rate limit's verdict is `rateLimited`: it holds the URL.
  * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer. `url`, where
  * the request went, says the units of a Discord rate limit's waits (`retryAfterMs`), a Slack sink's
@@ -1003,6 +1004,16 @@ export function classifySinkResponse(
     (header("retry-after") !== undefined || header("x-ratelimit-remaining")?.trim() === "0")
   ) {
     return rateLimited(`HTTP 403 GitHub rate limit${detail}`, waitOf(json));
+  }
+  // Discord's code 40333 is Cloudflare blocking this host (its address, or a user agent it
+  // distrusts: discord-api-docs, JSON Error Codes), said only as "internal network error"
+  // (discord-api-docs#6473). Not the webhook's rights, and it lifts (an address block ends; it
+  // was Discord's own fault for hours in May 2024): retried on the schedule, never held for.
+  if (status === 403 && answersAsDiscord(sink, url) && json?.code === 40333) {
+    return retry(
+      `HTTP 403 blocked by Cloudflare in front of Discord (this host's address or user agent, not the webhook)${detail}`,
+      waitOf(json),
+    );
   }
   if (RETRY_STATUSES.has(status) || (status >= 500 && status < 600 && !PERMANENT_5XX.has(status))) {
     return retry(`HTTP ${status}${detail}`, waitOf(json));

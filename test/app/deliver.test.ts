@@ -1018,6 +1018,8 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
       const [, version, , token, slack, query = ""] = match;
       if (token === "deleted") return json(404, { message: "Unknown Webhook", code: 10015 });
       if (token === "wrong") return json(401, { message: "Invalid Webhook Token", code: 50027 });
+      // Cloudflare in front of Discord blocking the sender (discord-api-docs#6473).
+      if (token === "blocked") return json(403, { message: "internal network error", code: 40333 });
       if (token === "busy") {
         const seconds = version !== undefined;
         return json(
@@ -1159,6 +1161,23 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
         reason: "HTTP 429 rate limited by Discord (scope shared): You are being rate limited.",
       });
       expect((await post("good", "/slack", api, "slack")).outcome).toEqual({ kind: "ack" });
+    },
+  );
+
+  it.each([
+    ["discord", ""],
+    ["slack", "/slack"],
+  ] as const)(
+    "retries a %s sink's 403 code 40333 on the schedule, naming Cloudflare's block, not the webhook",
+    async (type, suffix) => {
+      const { outcome } = await post("blocked", suffix, "/api", type);
+      expect(outcome).toEqual({
+        kind: "retry",
+        delayMs: 5000,
+        reason: expect.stringMatching(
+          /^HTTP 403 blocked by Cloudflare in front of Discord .*: internal network error/,
+        ),
+      });
     },
   );
 

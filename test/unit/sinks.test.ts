@@ -1430,6 +1430,31 @@ describe("classifySinkResponse: discord", () => {
     });
   });
 
+  it.each([
+    ["discord", unversioned],
+    ["slack", "https://discord.com/api/webhooks/1/tok/slack"],
+  ] as const)(
+    "retries a %s sink's 403 code 40333, Cloudflare blocking this host, naming the block rather than the webhook's permissions",
+    (sink, url) => {
+      // discord-api-docs, JSON Error Codes: "40333 Cloudflare is blocking your request"; the body
+      // says only "internal network error" (discord-api-docs#6473). A block of the sender's
+      // address lifts, and was once Discord's own fault for hours: dead-lettered at once, every
+      // notification of the while was lost, its reason sending the operator to the channel's rights.
+      const body = '{"message": "internal network error", "code": 40333}';
+      const verdict = classifySinkResponse(sink, 403, {}, body, NOW, [], url);
+      expect(verdict).toMatchObject({ kind: "retry" });
+      expect(verdict.kind === "retry" && verdict.rateLimited).toBeFalsy();
+      expect("reason" in verdict && verdict.reason).toMatch(/^HTTP 403 .*Cloudflare.*internal network error/);
+      expect("reason" in verdict && verdict.reason).not.toMatch(/channel or thread/);
+      // Another 403 of Discord's is the webhook's own, and stays permanent.
+      expect(
+        classifySinkResponse(sink, 403, {}, '{"message":"Missing Access","code":50001}', NOW, [], url),
+      ).toMatchObject({
+        kind: "permanent",
+      });
+    },
+  );
+
   it("reads another answer's Retry-After in seconds at any URL: only Discord's rate limits count milliseconds", () => {
     // A 503 is not Discord's rate limiter speaking (its front ends answer one too): its
     // Retry-After is RFC 9110's seconds, and read as milliseconds it retried 30 s early.
