@@ -145,6 +145,11 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
     for (const p of audit.pending.filter((p) => p.outcome === "NOT_RUN")) {
       notes.push(`${p.rule} (${p.action}) was not run: hookgate test calls no model or downstream hook`);
     }
+    // A shadow one applies (the case's `shadowed` lists it) with no verdict: its model was never asked.
+    for (const s of audit.shadow.filter((s) => s.outcome === "NOT_RUN")) {
+      const action = policy.rules.find((r) => r.id === s.rule)?.action?.kind;
+      notes.push(`${s.rule} (shadow ${action}) was not run: hookgate test calls no model or downstream hook`);
+    }
     const result: CaseResult = {
       name: c.spec.name ?? `${audit.event ?? "event"}${audit.tool ? ` ${audit.tool}` : ""}`,
       file: c.file,

@@ -158,6 +158,34 @@ describe("hookgate test", () => {
     expect(code).toBe(0);
   });
 
+  it("notes a shadow prompt rule that applied as not run, as an enforcing one", async () => {
+    // Its verdict is a model's: the case's shadowed list holds it, and nothing said it was never
+    // asked (simulate says so, `shadow: judge was not run`).
+    const shadowJudge = file("shadow-judge.json", {
+      version: 1,
+      rules: [
+        {
+          id: "judge",
+          on: "PreToolUse",
+          matcher: "Write",
+          mode: "shadow",
+          prompt: { text: "ok? $ARGUMENTS", model: "m", onError: "deny" },
+        },
+      ],
+      models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:UNSET_KEY" } },
+    });
+    const cases = file("shadow-judge.cases.json", {
+      cases: [
+        { name: "write", event: "events/write.json", expect: { decision: "none", shadowed: ["judge"] } },
+      ],
+    });
+    const { code, stdout } = await runCli(["test", shadowJudge, cases]);
+    expect(stdout).toContain(
+      "PASS  write\n      note: judge (shadow prompt) was not run: hookgate test calls no model or downstream hook\n",
+    );
+    expect(code).toBe(0);
+  });
+
   it("notes a decision the case's client does not act on, as the audit line's clientDecision does", async () => {
     // deepcode goes on from an ask as from no decision, and acts on no block on
     // UserPromptExpansion (its src/loop.ts, src/tui/useChat.ts): a passing case said nothing.
