@@ -205,3 +205,18 @@ describe("docs/POLICY.md", () => {
     ).toEqual([]);
   });
 });
+
+describe("README's output of the example policy", () => {
+  // The Quick start's doctor and the audit line show the hash `serve` gives examples/policy.json:
+  // a reader compares it with their own gateway's, so it changes with every edit of the example.
+  it("shows the hash examples/policy.json has now", async () => {
+    const { loadPolicyFile } = await import("../../src/adapters/policy-source/file.js");
+    const { sha256 } = await import("../support/policy.js");
+    const loaded = await loadPolicyFile(join(ROOT, "examples/policy.json"), { env: () => undefined, sha256 });
+    expect(loaded.ok).toBe(true);
+    const hash = loaded.ok ? loaded.value.policy.hash : "";
+    const doctor = /✓ gateway answers: GET \/healthz 200, policy ([0-9a-f]{16})/.exec(README)?.[1];
+    const audit = /"msg":"decision","decisionId":"…","policy":"([0-9a-f]{16})"/.exec(README)?.[1];
+    expect({ doctor, audit }).toEqual({ doctor: hash, audit: hash });
+  });
+});
