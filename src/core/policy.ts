@@ -474,6 +474,15 @@ function explained(
       message:
         "must be an object, not a string: this is the policy's JSON encoded twice, as a string; give the JSON itself (jq -r . decodes it once)",
     };
+  // `{"not": "Bash"}`: POLICY.md lists `not` right after "a literal (equality)", but it wraps an
+  // operator; name the one that says "any value but this".
+  if (issue.code === "invalid_type" && path.length > 4 && path.at(-1) === "not" && whereOperatorAt(path)) {
+    const written = JSON.stringify(at) ?? "";
+    const write = Array.isArray(at)
+      ? `{"not": {"in": ${written}}} for a value not among them`
+      : `{"not": {"equals": ${written}}} for any value but ${written}`;
+    return { path, message: `must be an operator object, not ${valueKind(at)}: write ${write}` };
+  }
   if (issue.code === "invalid_type" && issue.message === "Invalid input")
     return { path, message: wrongType(issue.expected, at, mayHoldSecret(path)) };
   if (issue.code === "unrecognized_keys" && whereOperatorAt(path)) {

@@ -1061,6 +1061,26 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it('says a "not" around a literal or a list takes an operator, naming the one to write', async () => {
+    // POLICY.md puts `not` right after "a literal (equality)", so `{"not": "Bash"}` is a natural
+    // thing to write; the message read `must be an object, not "Bash"`, naming no operator.
+    expect(
+      await messagesOf({
+        rules: [
+          { id: "a", on: "PreToolUse", decide: "deny", where: { tool_name: { not: "Bash" } } },
+          { id: "b", on: "PreToolUse", decide: "deny", where: { "tool_input.n": { not: { not: 3 } } } },
+          { id: "c", on: "PreToolUse", decide: "deny", where: { tool_name: { not: ["Bash", "Read"] } } },
+          { id: "d", on: "PreToolUse", decide: "deny", where: { tool_input: { not: null } } },
+        ],
+      }),
+    ).toEqual([
+      '$.rules[0].where.tool_name.not: must be an operator object, not "Bash": write {"not": {"equals": "Bash"}} for any value but "Bash"',
+      '$.rules[1].where["tool_input.n"].not.not: must be an operator object, not 3: write {"not": {"equals": 3}} for any value but 3',
+      '$.rules[2].where.tool_name.not: must be an operator object, not a list: write {"not": {"in": ["Bash","Read"]}} for a value not among them',
+      '$.rules[3].where.tool_input.not: must be an operator object, not null: write {"not": {"equals": null}} for any value but null',
+    ]);
+  });
+
   it("says a token with no team needs one, and a token with both sha256 and env to keep one", async () => {
     // A hunt of the messages: both read "does not match any of the accepted forms", naming
     // neither the missing team nor the key too many.
