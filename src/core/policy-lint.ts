@@ -98,6 +98,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
     lintWhereStringOps(rule, warn);
+    lintWhereGlobSeparators(rule, warn);
     lintWhereDescent(rule, warn);
     lintWhereFields(rule, warn);
     lintToolInputFields(rule, warn);
@@ -736,6 +737,34 @@ function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: st
       `"${name}" holds on ${typesText(reads)} only, and clients send ${fieldName(rule, key)} as ${typesText(types)}, ${neverUnder(nots, `"${name}"`, key.startsWith("tool_input."))}: compare it with a value`,
     );
   }
+}
+
+/**
+ * A `where` glob with a `\` before a character that needs no escape (`C:\Users\**`): a where glob
+ * is read as on Linux (where.ts), where `\` escapes and separates nothing, so that pattern is
+ * `C:Users*` and a Windows client's `C:\Users\dev\x` never matches it: a deny so written let
+ * such paths through. A `\\` (a backslash itself) and the escapes a glob needs are left alone.
+ */
+function lintWhereGlobSeparators(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const { inner, nots } = underNots(condition);
+    const glob = inner !== null && typeof inner === "object" ? (inner as WhereOperator).glob : undefined;
+    const plain = glob === undefined ? undefined : needlessEscape(glob);
+    if (plain === undefined) continue;
+    warn(
+      `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}.glob`,
+      `${JSON.stringify(glob)} has "\\${plain}", which a glob reads as "${plain}": "\\" escapes the next character in a glob and is no separator (a where glob reads paths as on Linux), so a Windows client's path as sent (C:\\x) is not split at its "\\"; an "if" path rule reads that path as /c/x (Read(//c/Users/**)), or test it with a "regex"`,
+    );
+  }
+}
+
+/** Each escape of a glob, in order; group 1 holds the character of one that needs no escape. */
+const GLOB_ESCAPE = /\\(?:([A-Za-z0-9.])|[\s\S])/g;
+
+/** The first character of `glob` escaped for nothing (`\U`, `\.`), read past `\\` and `\*`. */
+function needlessEscape(glob: string): string | undefined {
+  for (const found of glob.matchAll(GLOB_ESCAPE)) if (found[1] !== undefined) return found[1];
+  return undefined;
 }
 
 /**

@@ -1751,6 +1751,50 @@ describe("lintPolicy: where conditions that hold on every string", () => {
   });
 });
 
+describe("lintPolicy: a where glob written with Windows separators", () => {
+  it('says a "\\" before a character that needs no escape is no separator, which a Windows path is not split at', async () => {
+    // A where glob is read as on Linux (README, "where"): `\` escapes the next character, so
+    // `C:\Users\*\.ssh\**` is `C:Users*.ssh*`, and a deny written so let a Windows client's
+    // `C:\Users\dev\.ssh\id_rsa` through without a word from check.
+    const glob = "C:\\Users\\*\\.ssh\\**";
+    const warnings = await warningsFor([
+      { id: "keys", on: "PreToolUse", where: { "tool_input.file_path": { glob } }, decide: "deny" },
+      {
+        id: "not",
+        on: "PreToolUse",
+        where: { "tool_input.file_path": { not: { glob: "**\\.env" } } },
+        decide: "deny",
+      },
+      // Escapes a glob needs, and a backslash matched as itself, are left alone.
+      {
+        id: "fine",
+        on: "PreToolUse",
+        where: { "tool_input.file_path": { glob: "**/\\*\\?\\[x\\]" }, cwd: { glob: "C:\\\\Users\\\\*" } },
+        decide: "deny",
+      },
+    ]);
+    const meaning =
+      '"\\" escapes the next character in a glob and is no separator (a where glob reads paths as on Linux), so a Windows client\'s path as sent (C:\\x) is not split at its "\\"; an "if" path rule reads that path as /c/x (Read(//c/Users/**)), or test it with a "regex"';
+    expect(warnings).toEqual([
+      `$.rules[0].where["tool_input.file_path"].glob: ${JSON.stringify(glob)} has "\\U", which a glob reads as "U": ${meaning}`,
+      `$.rules[1].where["tool_input.file_path"].not.glob: "**\\\\.env" has "\\.", which a glob reads as ".": ${meaning}`,
+    ]);
+    const policy = await policyFrom({
+      version: 1,
+      rules: [{ id: "keys", on: "PreToolUse", where: { "tool_input.file_path": { glob } }, decide: "deny" }],
+    });
+    const event = parseHookEvent({
+      hook_event_name: "PreToolUse",
+      session_id: "s",
+      cwd: "C:\\Users\\dev\\proj",
+      tool_name: "Read",
+      tool_input: { file_path: "C:\\Users\\dev\\.ssh\\id_rsa" },
+    });
+    if (!event.ok) throw new Error("the event should parse");
+    expect(evaluatePolicy(policy, event.value, { team: "default" }).enforced).toEqual([]);
+  });
+});
+
 describe("lintPolicy: where conditions that hold on no value or every value", () => {
   it("says an empty in never holds and its not always does", async () => {
     const warnings = await warningsFor([
