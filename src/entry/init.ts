@@ -1204,16 +1204,30 @@ function mergeHooks(current: unknown, generated: unknown, path: string, client: 
     if (before != null && !Array.isArray(before))
       throw new Error(`${path}: hooks.${event} is not a list; left unchanged (make it a list, or delete it)`);
     const kept: unknown[] = [];
+    // A group with a matcher (or any field of its own) that held init's hook scoped the gateway
+    // to some tools: the new hook takes the old one's place there, or the next run would send
+    // the gateway every tool call. Only a hook of init's found in a group without one, or none
+    // found, adds init's own group.
+    const fresh = groupHandlers(groups);
+    let placed = false;
+    let unscoped = false;
     for (const group of Array.isArray(before) ? before : []) {
       if (!isRecord(group) || !Array.isArray(group.hooks)) {
         kept.push(group);
         continue;
       }
+      const first = group.hooks.findIndex((hook) => writtenFor(hook) !== undefined);
       const others = group.hooks.filter((hook) => writtenFor(hook) === undefined);
+      if (first >= 0 && groups !== undefined && Object.keys(group).some((key) => key !== "hooks")) {
+        kept.push({ ...group, hooks: [...others.slice(0, first), ...fresh, ...others.slice(first)] });
+        placed = true;
+        continue;
+      }
+      if (first >= 0) unscoped = true;
       if (others.length > 0) kept.push({ ...group, hooks: others });
     }
     if (groups === undefined && kept.length === 0) delete result[event];
-    else result[event] = [...kept, ...((groups as unknown[] | undefined) ?? [])];
+    else result[event] = [...kept, ...(placed && !unscoped ? [] : ((groups as unknown[] | undefined) ?? []))];
   }
   return result;
 }

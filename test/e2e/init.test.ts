@@ -1129,6 +1129,47 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     expect((pre[1]?.hooks as Hook[] | undefined)?.[0]?.url).toBe(url);
   });
 
+  it("replaces a hook it wrote inside a group with a matcher in that group, keeping the matcher", async () => {
+    // A team that scoped the gateway to some tools (a matcher on init's group) and ran init again
+    // (a new timeout, a new URL) had its hook moved to a group without one: every tool call went
+    // to the gateway, and with --fail-closed a gateway that is down blocked every tool.
+    const path = join(tmp, "scoped", "settings.json");
+    mkdirSync(join(tmp, "scoped"));
+    const url = `${server.url}/v1/hooks/claude-code`;
+    const mine = { type: "command", command: "echo mine" };
+    writeFileSync(
+      path,
+      JSON.stringify({
+        hooks: {
+          PreToolUse: [
+            { matcher: "Bash|Write|Edit", hooks: [mine, initHttpHook(url)] },
+            { matcher: "Read", hooks: [mine] },
+          ],
+        },
+      }),
+    );
+    const args = [
+      "init",
+      "--client",
+      "claude-code",
+      "--url",
+      url,
+      "--events",
+      "PreToolUse",
+      "--timeout",
+      "20",
+    ];
+    const result = await runCli([...args, "--write", path]);
+    expect(result.code, result.stderr).toBe(0);
+    const once = readFileSync(path, "utf8");
+    expect(JSON.parse(once).hooks.PreToolUse).toEqual([
+      { matcher: "Bash|Write|Edit", hooks: [mine, initHttpHook(url, 20)] },
+      { matcher: "Read", hooks: [mine] },
+    ]);
+    expect((await runCli([...args, "--write", path])).code).toBe(0);
+    expect(readFileSync(path, "utf8")).toBe(once);
+  });
+
   it("leaves a settings file that is not JSON unchanged and says where it breaks", async () => {
     const path = join(tmp, "broken-settings.json");
     const text = '{\n  "model": "opus",\n  "hooks": {},\n}\n';
