@@ -747,7 +747,7 @@ async function refuseStrippedLayer(path: string): Promise<void> {
   }
   if (basename(file) === "settings.local.json" && (await gitTracks(file))) {
     throw new Error(
-      `${path} is tracked by git, and ${strips} a git-tracked settings.local.json, so hooks written there would never run; nothing written: take it out of git (git rm --cached ${path}), or write them to ${user} (yours)`,
+      `${path} is tracked by git, and ${strips} a git-tracked settings.local.json, so hooks written there would never run; nothing written: take it out of git (git rm --cached ${shellQuote(path)}), or write them to ${user} (yours)`,
     );
   }
 }
@@ -806,7 +806,9 @@ async function writeMerged(
   // The new file is renamed over the old, which the folder allows whatever the file's mode: a
   // file its owner made read-only (kept from the agent, or from edits) would be replaced.
   if (mode !== undefined && (mode & 0o200) === 0) {
-    throw new Error(`${path} is read-only; left unchanged (chmod u+w ${path} to let init merge into it)`);
+    throw new Error(
+      `${path} is read-only; left unchanged (chmod u+w ${shellQuote(path)} to let init merge into it)`,
+    );
   }
   await makeFolder(path, target);
   // The file's own line ends (CRLF from a Windows editor), as its indent: a diff shows only what

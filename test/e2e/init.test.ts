@@ -23,6 +23,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { CLAUDE_CODE_EVENTS, DEEPAGENTS_LEGACY_EVENTS, DEEPAGENTS_V2_EVENTS } from "../../src/core/events.js";
 import { claudeCodeManagedFolder, initCommand } from "../../src/entry/init.js";
+import { shellQuote } from "../../src/entry/shell-word.js";
 import {
   BIN,
   type CliResult,
@@ -697,7 +698,7 @@ describe("hookgate init --client deepcode", { timeout: 90_000 }, () => {
     const refusedLocal = await write(local);
     expect(refusedLocal.code).toBe(1);
     expect(refusedLocal.stderr).toBe(
-      `hookgate: ${local} is tracked by git, and deepcode strips hooks, allowedHttpHookUrls and httpHookAllowedEnvVars from a git-tracked settings.local.json, so hooks written there would never run; nothing written: take it out of git (git rm --cached ${local}), or write them to ${join(home, ".deepcode", "settings.json")} (yours)\n`,
+      `hookgate: ${local} is tracked by git, and deepcode strips hooks, allowedHttpHookUrls and httpHookAllowedEnvVars from a git-tracked settings.local.json, so hooks written there would never run; nothing written: take it out of git (git rm --cached ${shellQuote(local)}), or write them to ${join(home, ".deepcode", "settings.json")} (yours)\n`,
     );
     expect(readFileSync(local, "utf8")).toBe("{}\n");
 
@@ -1478,9 +1479,38 @@ describe("hookgate init --write", { timeout: 90_000 }, () => {
     const result = await writeClaudeCode(path);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
-      `${path} is read-only; left unchanged (chmod u+w ${path} to let init merge into it)`,
+      `${path} is read-only; left unchanged (chmod u+w ${shellQuote(path)} to let init merge into it)`,
     );
     expect(readFileSync(path, "utf8")).toBe(text);
+  });
+
+  it("quotes a path with a space in the commands its refusals tell you to run", async () => {
+    // macOS's managed settings live in "/Library/Application Support/ClaudeCode", and a project
+    // folder may be "My Projects": pasted unquoted, chmod and git were handed two wrong paths.
+    const dir = join(tmp, "Application Support");
+    mkdirSync(join(dir, ".deepcode"), { recursive: true });
+    const readOnly = join(dir, "managed-settings.json");
+    writeFileSync(readOnly, "{}\n");
+    chmodSync(readOnly, 0o444);
+    const refused = await writeClaudeCode(readOnly);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`(chmod u+w '${readOnly}' to let init merge into it)`);
+
+    const local = join(dir, ".deepcode", "settings.local.json");
+    writeFileSync(local, "{}\n");
+    execFileSync("git", ["-C", dir, "init", "-q"], { stdio: "ignore" });
+    execFileSync("git", ["-C", dir, "add", ".deepcode/settings.local.json"], { stdio: "ignore" });
+    const tracked = await runCli([
+      "init",
+      "--client",
+      "deepcode",
+      "--url",
+      `${server.url}/v1/hooks/deepcode`,
+      "--write",
+      local,
+    ]);
+    expect(tracked.code).toBe(1);
+    expect(tracked.stderr).toContain(`take it out of git (git rm --cached '${local}')`);
   });
 
   it("keeps a file's CRLF line ends, as it keeps its indent", async () => {
