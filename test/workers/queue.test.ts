@@ -306,7 +306,8 @@ describe("a notify event through the real queue", () => {
       claudeEvent(sessionId, {
         hook_event_name: "PreToolUse",
         tool_name: "Bash",
-        tool_input: { command: "echo remembered" },
+        // Not an echo: no-echo denies it, and a call the client is told to deny is not remembered.
+        tool_input: { command: "ls remembered" },
         tool_use_id: "toolu_kv",
       }),
     );
@@ -314,7 +315,7 @@ describe("a notify event through the real queue", () => {
       const value = await env.HOOKGATE_SESSIONS.get(rememberedKey(sessionId), "json");
       return value ?? undefined;
     });
-    expect(stored).toEqual({ toolName: "Bash", summary: "echo remembered", at: expect.any(Number) });
+    expect(stored).toEqual({ toolName: "Bash", summary: "ls remembered", at: expect.any(Number) });
   });
 });
 
