@@ -6,7 +6,7 @@
  */
 
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -442,9 +442,10 @@ describe("startDeliveryThread", () => {
    * The real thread delivering ten jobs (five to each of two sinks, as many as it delivers at a
    * time) that the sink holds; then another process locks the queue file (a `sqlite3` shell's open
    * transaction) and every delivery ends at once, answered 503: ten writes in a row, each waiting
-   * out the busy timeout (a heartbeat). Later requests are answered 204.
+   * out the busy timeout (a heartbeat). Later requests are answered 204. `script` is the thread
+   * run, the real one unless a test wraps it.
    */
-  async function tenSettledOnALockedFile(heartbeatMs: number, stopMs?: number) {
+  async function tenSettledOnALockedFile(heartbeatMs: number, stopMs?: number, script = REAL_THREAD) {
     const dataDir = tempDir("thread");
     const held: ServerResponse[] = [];
     let answering = false;
@@ -464,7 +465,7 @@ describe("startDeliveryThread", () => {
       },
       secrets: [],
     };
-    const { logs, metrics, start } = harness(REAL_THREAD, dataDir, settings, heartbeatMs, stopMs);
+    const { logs, metrics, start } = harness(script, dataDir, settings, heartbeatMs, stopMs);
     const thread = await start();
     const notify = notifier(dataDir, thread);
     for (let n = 1; n <= 5; n++) {
@@ -478,7 +479,7 @@ describe("startDeliveryThread", () => {
     lock.exec("BEGIN IMMEDIATE");
     answering = true;
     for (const res of held.splice(0)) res.writeHead(503).end();
-    return { thread, notify, sink, lock, logs, metrics };
+    return { thread, notify, sink, lock, logs, metrics, dataDir };
   }
 
   it("keeps a real thread whose queue file another process holds locked, says it fails, and delivers once it is free (built dist/)", async () => {
@@ -487,8 +488,36 @@ describe("startDeliveryThread", () => {
     // heartbeats, was ended as hung inside a SQLite call (which can abort the whole process), and
     // /healthz went failing, restarting, failing. Gauges every second: silent for 6 s, a thread
     // is taken for hung (30 s in serve). At 300 ms, a thread still loading its modules on a busy
-    // host (it runs at a lower priority) was taken for hung before it delivered.
-    const { thread, notify, sink, lock, logs, metrics } = await tenSettledOnALockedFile(1000);
+    // host (it runs at a lower priority) was taken for hung before it delivered. With six beats of
+    // silence allowed, a busy timeout of up to six beats would pass unseen below: the real thread,
+    // wrapped, writes down each of its connections' busy timeouts, none of which may outlast a beat.
+    const script = standIn(`
+      import { appendFileSync } from "node:fs";
+      import { createRequire } from "node:module";
+      import { workerData } from "node:worker_threads";
+      const Database = createRequire(${JSON.stringify(join(ROOT, "package.json"))})("better-sqlite3");
+      const pragma = Database.prototype.pragma;
+      const told = new WeakSet();
+      Database.prototype.pragma = function (...args) {
+        if (!told.has(this)) {
+          told.add(this);
+          appendFileSync(workerData.dataDir + "/busy-timeouts", pragma.call(this, "busy_timeout", { simple: true }) + "\\n");
+        }
+        return pragma.apply(this, args);
+      };
+      await import(${JSON.stringify(REAL_THREAD.href)});
+    `);
+    const { thread, notify, sink, lock, logs, metrics, dataDir } = await tenSettledOnALockedFile(
+      1000,
+      undefined,
+      script,
+    );
+    const busyTimeouts = readFileSync(join(dataDir, "busy-timeouts"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
+    expect(busyTimeouts.length).toBeGreaterThan(0);
+    expect(busyTimeouts.filter((ms) => ms > 1000)).toEqual([]);
     await until(() => thread.trouble()?.delivery === "failing");
     expect(thread.trouble()).toMatchObject({ delivery: "failing" });
     // Held for a silence and a half more: a thread that waits on a lock is no hung thread.
