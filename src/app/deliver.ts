@@ -262,10 +262,11 @@ export function createDeliverer(deps: DeliverDeps): Deliverer {
     if (verdict.kind === "delivered") return { kind: "ack" };
     // The status decides, whatever the body did after it (a 2xx is delivered, even one whose body
     // never ends), but where a permanent verdict rests on the body's words (a Slack 200's "ok", a
-    // GitHub 403's secondary rate limit): one that broke off before them is not known to be
-    // refused, nor (Slack) known to be posted. The reason says when what it quotes was cut.
+    // GitHub 403's secondary rate limit, a Discord 403's code 40333): one that broke off before
+    // them is not known to be refused, nor (Slack) known to be posted. The reason says when what
+    // it quotes was cut.
     const { status, cutShort } = sent.value;
-    const awaited = cutShort === undefined ? undefined : awaitedInBody(sink.type, status);
+    const awaited = cutShort === undefined ? undefined : awaitedInBody(sink.type, status, request.url);
     if (verdict.kind === "permanent" && awaited !== undefined)
       return retryLater(`HTTP ${status}, but the answer broke off before ${awaited}: ${cutShort}`);
     const reason = cutShort === undefined ? verdict.reason : `${verdict.reason}; ${cutShort}`;

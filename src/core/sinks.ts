@@ -1032,12 +1032,15 @@ export function classifySinkResponse(
 /**
  * What the words of an answer with this status must say before a permanent verdict on it holds:
  * Slack's 2xx its "ok", GitHub's 403 whether it is a secondary rate limit (said only in its
- * message). Undefined where the status alone decides. An answer whose body broke off before it
+ * message), Discord's 403 whether it is Cloudflare's block (its code 40333; at `url`, a Slack
+ * sink's too). Undefined where the status alone decides. An answer whose body broke off before it
  * said so is retried: neither refused nor known to be delivered.
  */
-export function awaitedInBody(sink: ResolvedSink["type"], status: number): string | undefined {
+export function awaitedInBody(sink: ResolvedSink["type"], status: number, url?: string): string | undefined {
   if (sink === "slack" && status >= 200 && status < 300) return `Slack said "ok"`;
   if (sink === "github-dispatch" && status === 403) return "GitHub said whether it is a secondary rate limit";
+  if (status === 403 && answersAsDiscord(sink, url))
+    return "Discord said whether Cloudflare blocks this host";
   return undefined;
 }
 

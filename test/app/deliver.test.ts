@@ -1020,6 +1020,11 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
       if (token === "wrong") return json(401, { message: "Invalid Webhook Token", code: 50027 });
       // Cloudflare in front of Discord blocking the sender (discord-api-docs#6473).
       if (token === "blocked") return json(403, { message: "internal network error", code: 40333 });
+      if (token === "blocked-dropped") {
+        res.writeHead(403, { "content-type": "application/json", "content-length": "100" });
+        res.write('{"message": "internal net');
+        return setTimeout(() => res.socket?.destroy(), 20);
+      }
       if (token === "busy") {
         const seconds = version !== undefined;
         return json(
@@ -1178,6 +1183,22 @@ describe("deliver to a Discord webhook's own Execute Webhook endpoint", () => {
           /^HTTP 403 blocked by Cloudflare in front of Discord .*: internal network error/,
         ),
       });
+    },
+  );
+
+  it.each([
+    ["discord", ""],
+    ["slack", "/slack"],
+  ] as const)(
+    "retries a %s sink's 403 whose body broke off before it said whether it is Cloudflare's block",
+    async (type, suffix) => {
+      // Its code alone tells a block that lifts (40333) from the webhook's own refusal: cut before
+      // it, the 403 is not known to be permanent, as a GitHub 403 cut before its message is not.
+      const { outcome } = await post("blocked-dropped", suffix, "/api", type);
+      expect(outcome).toMatchObject({ kind: "retry", delayMs: 5000 });
+      expect(outcome.kind === "retry" && outcome.reason).toMatch(
+        /^HTTP 403, but the answer broke off before Discord said whether Cloudflare blocks this host: its body broke off: /,
+      );
     },
   );
 
