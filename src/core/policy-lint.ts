@@ -753,7 +753,11 @@ function lintWhereGlobSeparators(rule: CompiledRule, warn: (path: string, messag
     if (plain === undefined) continue;
     warn(
       `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}.glob`,
-      `${JSON.stringify(glob)} has "\\${plain}", which a glob reads as "${plain}": "\\" escapes the next character in a glob and is no separator (a where glob reads paths as on Linux), so a Windows client's path as sent (C:\\x) is not split at its "\\"; an "if" path rule reads that path as /c/x (Read(//c/Users/**)), or test it with a "regex"`,
+      // Said for each thing it may have meant: a Windows path, a backslash (in a command too, which
+      // no "if" path rule reads), or a "." (a regex's escape, which a glob needs not).
+      `${JSON.stringify(glob)} has "\\${plain}", which a glob reads as "${plain}": "\\" escapes the next character in a glob and is no separator (a where glob reads paths as on Linux), so a Windows client's path as sent (C:\\x) is not split at its "\\": for such a path, write an "if" path rule, which reads that path as /c/x (Read(//c/Users/**)), or a "regex"; for a "\\" itself, write two ("\\\\\\\\" in JSON)${
+        plain === "." ? `; for a "." itself, drop the "\\" (a glob's "." is one)` : ""
+      }`,
     );
   }
 }

@@ -1774,10 +1774,24 @@ describe("lintPolicy: a where glob written with Windows separators", () => {
       },
     ]);
     const meaning =
-      '"\\" escapes the next character in a glob and is no separator (a where glob reads paths as on Linux), so a Windows client\'s path as sent (C:\\x) is not split at its "\\"; an "if" path rule reads that path as /c/x (Read(//c/Users/**)), or test it with a "regex"';
+      '"\\" escapes the next character in a glob and is no separator (a where glob reads paths as on Linux), so a Windows client\'s path as sent (C:\\x) is not split at its "\\": for such a path, write an "if" path rule, which reads that path as /c/x (Read(//c/Users/**)), or a "regex"; for a "\\" itself, write two ("\\\\\\\\" in JSON)';
     expect(warnings).toEqual([
       `$.rules[0].where["tool_input.file_path"].glob: ${JSON.stringify(glob)} has "\\U", which a glob reads as "U": ${meaning}`,
-      `$.rules[1].where["tool_input.file_path"].not.glob: "**\\\\.env" has "\\.", which a glob reads as ".": ${meaning}`,
+      `$.rules[1].where["tool_input.file_path"].not.glob: "**\\\\.env" has "\\.", which a glob reads as ".": ${meaning}; for a "." itself, drop the "\\" (a glob's "." is one)`,
+    ]);
+    // Not a path: a command's "\\n" meant as the two characters is written "\\\\n", which the
+    // warning says, where the "if" rule it names reads no command.
+    expect(
+      await warningsFor([
+        {
+          id: "n",
+          on: "PreToolUse",
+          where: { "tool_input.command": { glob: "printf *\\n*" } },
+          decide: "deny",
+        },
+      ]),
+    ).toEqual([
+      `$.rules[0].where["tool_input.command"].glob: "printf *\\\\n*" has "\\n", which a glob reads as "n": ${meaning}`,
     ]);
     const policy = await policyFrom({
       version: 1,
