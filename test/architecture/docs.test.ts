@@ -213,10 +213,14 @@ describe("README's output of the example policy", () => {
     const { loadPolicyFile } = await import("../../src/adapters/policy-source/file.js");
     const { sha256 } = await import("../support/policy.js");
     const loaded = await loadPolicyFile(join(ROOT, "examples/policy.json"), { env: () => undefined, sha256 });
-    expect(loaded.ok).toBe(true);
+    expect(loaded.ok ? undefined : loaded.error, "examples/policy.json does not load").toBeUndefined();
     const hash = loaded.ok ? loaded.value.policy.hash : "";
     const doctor = /✓ gateway answers: GET \/healthz 200, policy ([0-9a-f]{16})/.exec(README)?.[1];
     const audit = /"msg":"decision","decisionId":"…","policy":"([0-9a-f]{16})"/.exec(README)?.[1];
-    expect({ doctor, audit }).toEqual({ doctor: hash, audit: hash });
+    // Said so that the next edit of the example knows the two places and what to write there.
+    expect(
+      { doctor, audit },
+      `README.md shows another hash than examples/policy.json's: write ${hash} in the Quick start's doctor output ("✓ gateway answers: GET /healthz 200, policy ${hash}") and in the audit line's example ("policy":"${hash}")`,
+    ).toEqual({ doctor: hash, audit: hash });
   });
 });
