@@ -68,6 +68,41 @@ function promptInput(decisionId: string): NotifyInput {
   };
 }
 
+/**
+ * A notifier over a memory session store whose tool-call writes `refused` picks throw as KV's
+ * 429 does; `send` notifies one event, waits for its work and moves the clock a second on.
+ */
+function notifierRefusingWrites(
+  refused: (ids: readonly string[], tool: { toolName: string; summary: string }) => boolean,
+) {
+  let now = 1_700_000_000_000;
+  const store = createMemorySessionStore();
+  const rememberTool = store.rememberTool.bind(store);
+  store.rememberTool = async (ids, tool, at) => {
+    if (refused(ids, tool)) throw new Error("KV PUT failed: 429 Too Many Requests");
+    return rememberTool(ids, tool, at);
+  };
+  const queue = createMemoryQueue<DeliveryJob>();
+  const tasks: Promise<void>[] = [];
+  const notifier = createNotifier({
+    queue,
+    clock: { now: () => now, monotonic: () => 0 },
+    logger: { log: () => {} },
+    sessions: store,
+    defer: (t) => {
+      tasks.push(t());
+    },
+  });
+  const send = async (body: unknown, fields: Partial<NotifyInput> = {}) => {
+    const event = parseHookEvent(body);
+    if (!event.ok) throw new Error(event.error.message);
+    notifier.notify({ ...promptInput(`d${now}`), event: event.value, ...fields });
+    await Promise.all(tasks);
+    now += 1_000;
+  };
+  return { queue, send };
+}
+
 describe("createNotifier", () => {
   it("puts one job per sink per event, even when several rules name the same sink", async () => {
     const { send, jobs } = setup();
@@ -636,31 +671,7 @@ describe("createNotifier", () => {
   it("still names a session's call when only another session's write failed", async () => {
     // KV takes one write a second per key: an agent's parallel calls have some refused (429)
     // every minute or so. Those must not take the tool from every other session's prompt.
-    let now = 1_700_000_000_000;
-    const store = createMemorySessionStore();
-    const rememberTool = store.rememberTool.bind(store);
-    store.rememberTool = async (ids, tool, at) => {
-      if (ids.some((id) => id.includes("busy"))) throw new Error("KV PUT failed: 429 Too Many Requests");
-      return rememberTool(ids, tool, at);
-    };
-    const queue = createMemoryQueue<DeliveryJob>();
-    const tasks: Promise<void>[] = [];
-    const notifier = createNotifier({
-      queue,
-      clock: { now: () => now, monotonic: () => 0 },
-      logger: { log: () => {} },
-      sessions: store,
-      defer: (t) => {
-        tasks.push(t());
-      },
-    });
-    const send = async (body: unknown, fields: Partial<NotifyInput> = {}) => {
-      const event = parseHookEvent(body);
-      if (!event.ok) throw new Error(event.error.message);
-      notifier.notify({ ...promptInput(`d${now}`), event: event.value, ...fields });
-      await Promise.all(tasks);
-      now += 1_000;
-    };
+    const { queue, send } = notifierRefusingWrites((ids) => ids.some((id) => id.includes("busy")));
     const base = { transcript_path: "/t", cwd: "/p" };
     const pre = (session: string, command: string) => ({
       ...base,
@@ -686,31 +697,7 @@ describe("createNotifier", () => {
     // An agent's parallel calls: the second Bash call's write is refused (KV's one write a second
     // to a key), the Read call after it is remembered. The prompt is for a Bash call, whichever
     // it is; the session's last call is the Read, which no Bash prompt is about.
-    let now = 1_700_000_000_000;
-    const store = createMemorySessionStore();
-    const rememberTool = store.rememberTool.bind(store);
-    store.rememberTool = async (ids, tool, at) => {
-      if (tool.summary.startsWith("rm")) throw new Error("KV PUT failed: 429 Too Many Requests");
-      return rememberTool(ids, tool, at);
-    };
-    const queue = createMemoryQueue<DeliveryJob>();
-    const tasks: Promise<void>[] = [];
-    const notifier = createNotifier({
-      queue,
-      clock: { now: () => now, monotonic: () => 0 },
-      logger: { log: () => {} },
-      sessions: store,
-      defer: (t) => {
-        tasks.push(t());
-      },
-    });
-    const send = async (body: unknown, fields: Partial<NotifyInput> = {}) => {
-      const event = parseHookEvent(body);
-      if (!event.ok) throw new Error(event.error.message);
-      notifier.notify({ ...promptInput(`d${now}`), event: event.value, ...fields });
-      await Promise.all(tasks);
-      now += 1_000;
-    };
+    const { queue, send } = notifierRefusingWrites((_ids, tool) => tool.summary.startsWith("rm"));
     const base = { transcript_path: "/t", cwd: "/p", session_id: "s", hook_event_name: "PreToolUse" };
     await send({ ...base, tool_name: "Bash", tool_input: { command: "make" } }, { notify: [] });
     await send({ ...base, tool_name: "Bash", tool_input: { command: "rm -rf build" } }, { notify: [] });
