@@ -546,10 +546,10 @@ function withCharset(error: RequestError, contentType: string | undefined): Requ
  * deepagents dropped the allow with it, and the audit line said the call was rewritten. deepcode's
  * PermissionRequest has no `tool_input` to echo: an `updatedInput` there is a rewrite (render.ts).
  */
-function withoutEcho<T extends Pick<Decision, "updatedInput">>(effect: T, event: HookEvent): T {
+function withoutEcho(effect: RuleEffect, event: HookEvent): RuleEffect {
   if (effect.updatedInput === undefined || !deepEqual(effect.updatedInput, event.toolInput)) return effect;
   const { updatedInput: _, ...rest } = effect;
-  return rest as T;
+  return rest;
 }
 
 const REWRITE_VERBS = { deny: "denies", block: "blocks", ask: "asks about", defer: "defers" } as const;
