@@ -579,8 +579,9 @@ function checkedRewrite(
   // own permission flow judges the call as it came, which the rules judged. A deny there would
   // refuse that call for a rule about one that never runs.
   if (clientDecision("allow", event.name, event.dialect, event.payload, true) !== "allow") return decision;
-  // The call as it came, echoed back, is no rewrite and was dropped (withoutEcho): the rules
-  // judged it (on PermissionRequest, its PreToolUse rules' ask is the dialog the server answers).
+  // Only a downstream server's rewrite is checked: a decide rule's `updatedInput` is the policy's
+  // own. An echo of the call as it came never gets here (withoutEcho): the rules judged that call
+  // (on PermissionRequest, its PreToolUse rules' ask is the dialog the server answers).
   const rewriter = remoteEffects.find((e) => e.updatedInput === input);
   if (rewriter === undefined) return decision;
   const names = callNames(event);
