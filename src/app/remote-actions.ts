@@ -888,13 +888,14 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
       signal,
       readsBodyOf: (status) => readsForwardBody(status, input.event.dialect),
     });
+    const notInterpolated = dropped.length > 0 ? `not interpolated: ${dropped.join(", ")}` : undefined;
     // Beside the failure's own detail, never in its place: a variable sent empty is often why the
     // team server refused the call, and the status it answered is what shows it.
     const failed = (failure: Failure): Attempt => {
       const attempt = onError(rule, input, failure);
-      if (dropped.length === 0) return attempt;
+      if (notInterpolated === undefined) return attempt;
       const said = attempt.audit.detail === undefined ? "" : `${attempt.audit.detail}; `;
-      return withAudit(attempt, { detail: `${said}not interpolated: ${dropped.join(", ")}` });
+      return withAudit(attempt, { detail: `${said}${notInterpolated}` });
     };
     if (!sent.ok) return failed({ code: sent.error.code, message: sent.error.reason });
     const parsed = parseForwardResponse(
@@ -916,7 +917,7 @@ export function createRemoteActions(deps: RemoteDeps): RemoteActions {
     );
     const turnEnd = turnEndNote(parsed.value, input.policy.secrets);
     const notes = [
-      ...(dropped.length > 0 ? [`not interpolated: ${dropped.join(", ")}`] : []),
+      ...(notInterpolated === undefined ? [] : [notInterpolated]),
       ...(unused.length > 0 ? [`not passed on: ${unused.join(", ")}`] : []),
       ...(turnEnd === undefined ? [] : [turnEnd]),
     ];
