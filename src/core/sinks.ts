@@ -947,21 +947,6 @@ const SLACK_ERRORS: ReadonlyMap<string, string> = new Map([
 
 const DELIVERED: SinkVerdict = { kind: "delivered" };
 
-/**
- * How a sink's HTTP answer is read. 2xx is delivered (Slack also needs its `ok` body); 429 and
- * 408/425/500/502/503/504 (and other 5xx but 501/505) are retried, with the delay the server
- * asked for when it said (Retry-After seconds or HTTP date against `now`; Slack/Discord JSON
- * `retry_after` seconds as a fallback; GitHub's rate-limit reset); redirects are never followed,
- * so 3xx is permanent, as are 410 and every other 4xx. A GitHub 403 that is a rate limit
- * (Retry-After, x-ratelimit-remaining 0, or a message naming a secondary rate limit, waited for a
- * minute at least) is retried: GitHub answers rate limits with 403 too, as is Discord's 403 code
- * 40333 (Cloudflare blocking this host). Slack's HTTP 200
- * `ratelimited` is retried as a 429 is. A rate limit's verdict is `rateLimited`: it holds the URL.
- * `secrets` (`Policy.secrets`) are scrubbed from what a reason quotes of the answer. `url`, where
- * the request went, says the units of a Discord rate limit's waits (`retryAfterMs`), a Slack sink's
- * at Discord's Slack-compatible endpoint too; without it, they are read in seconds, as Discord's
- * docs give them.
- */
 const GITHUB_SECONDARY_LIMIT = /secondary rate limit|abuse detection/i;
 const GITHUB_SECONDARY_WAIT_MS = 60_000;
 /**
@@ -970,6 +955,20 @@ const GITHUB_SECONDARY_WAIT_MS = 60_000;
  */
 const SLACK_RATE_LIMIT_WAIT_MS = 30_000;
 
+/**
+ * How a sink's HTTP answer is read. 2xx is delivered (Slack also needs its `ok` body); 429 and
+ * 408/425/500/502/503/504 (and other 5xx but 501/505) are retried, with the delay the server
+ * asked for when it said (Retry-After seconds or HTTP date against `now`; Slack/Discord JSON
+ * `retry_after` seconds as a fallback; GitHub's rate-limit reset); redirects are never followed,
+ * so 3xx is permanent, as are 410 and every other 4xx. A GitHub 403 that is a rate limit
+ * (Retry-After, x-ratelimit-remaining 0, or a message naming a secondary rate limit, waited for a
+ * minute at least) is retried: GitHub answers rate limits with 403 too. So is a Discord 403 with
+ * code 40333 (Cloudflare blocking this host). Slack's HTTP 200 `ratelimited` is retried as a 429
+ * is. A rate limit's verdict is `rateLimited`: it holds the URL. `secrets` (`Policy.secrets`) are
+ * scrubbed from what a reason quotes of the answer. `url`, where the request went, says the units
+ * of a Discord rate limit's waits (`retryAfterMs`), a Slack sink's at Discord's Slack-compatible
+ * endpoint too; without it, they are read in seconds, as Discord's docs give them.
+ */
 export function classifySinkResponse(
   sink: ResolvedSink["type"],
   status: number,
