@@ -560,7 +560,7 @@ function lintToolInputFields(rule: CompiledRule, warn: (path: string, message: s
         ? ""
         : `: did you mean ${JSON.stringify(["tool_input", meant, ...rest].join("."))}?`;
     warn(
-      `${rule.path}.where${jsonPath([key]).slice(1)}`,
+      wherePath(rule, key),
       `${tool}'s tool_input carries no "${field}" (its fields are ${names.join(", ")}), so this condition ${holds ? "holds on every call that carries its input: it tests nothing" : "never holds on a call that carries its input"}${write}`,
     );
   }
@@ -649,6 +649,11 @@ function underNots(condition: unknown): { readonly inner: unknown; readonly nots
   return { inner, nots };
 }
 
+/** The path a warning names for the condition on `key` in a rule's `where`, `nots` levels of `not` down. */
+function wherePath(rule: CompiledRule, key: string, nots = 0): string {
+  return `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}`;
+}
+
 /**
  * What a condition that never holds makes of the whole under `nots` negations: an odd number holds
  * always. On a tool's input (`onInput`), only on a call that carries it: where a PreToolUse comes
@@ -685,7 +690,7 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const { inner: written, nots } = underNots(condition);
     const segments = key.split(".");
-    const at = `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}`;
+    const at = wherePath(rule, key, nots);
     const op = (written !== null && typeof written === "object" ? written : {}) as WhereOperator;
     if (written === null || typeof written !== "object" || "equals" in op) {
       const value = "equals" in op ? op.equals : written;
@@ -733,7 +738,7 @@ function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: st
     const reads: readonly JsonType[] = name === "contains" ? ["string", "array"] : ["string"];
     if (types === undefined || types.some((type) => reads.includes(type))) continue;
     warn(
-      `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}.${name}`,
+      `${wherePath(rule, key, nots)}.${name}`,
       `"${name}" holds on ${typesText(reads)} only, and clients send ${fieldName(rule, key)} as ${typesText(types)}, ${neverUnder(nots, `"${name}"`, key.startsWith("tool_input."))}: compare it with a value`,
     );
   }
@@ -752,7 +757,7 @@ function lintWhereGlobSeparators(rule: CompiledRule, warn: (path: string, messag
     const plain = glob === undefined ? undefined : needlessEscape(glob);
     if (plain === undefined) continue;
     warn(
-      `${rule.path}.where${jsonPath([key]).slice(1)}${".not".repeat(nots)}.glob`,
+      `${wherePath(rule, key, nots)}.glob`,
       // Said for each thing it may have meant: a Windows path, a backslash (in a command too, which
       // no "if" path rule reads), or a "." (a regex's escape, which a glob needs not).
       `${JSON.stringify(glob)} has "\\${plain}", which a glob reads as "${plain}": "\\" escapes the next character in a glob and is no separator (a where glob reads paths as on Linux), so a Windows client's path as sent (C:\\x) is not split at its "\\": for such a path, write an "if" path rule, which reads that path as /c/x (Read(//c/Users/**)), or a "regex"; for a "\\" itself, write two ("\\\\\\\\" in JSON)${
@@ -796,7 +801,7 @@ function lintWhereDescent(rule: CompiledRule, warn: (path: string, message: stri
       ? "which has only its indices and length"
       : "which has no fields (where reads the length of a list, not of a string)";
     warn(
-      `${rule.path}.where${jsonPath([key]).slice(1)}`,
+      wherePath(rule, key),
       `clients send ${fieldName(rule, first.parent)} as ${typesText(types)}, ${has}, so "${key}" is never there and this condition ${holds ? `holds on every ${onInput ? "call that carries its input" : "event"}: it tests nothing` : `never holds${onInput ? " on a call that carries its input" : ""}`}`,
     );
   }
@@ -840,7 +845,7 @@ function lintWhereFields(rule: CompiledRule, warn: (path: string, message: strin
         ? carriers !== undefined && !carriers.has(e)
         : legacyEventKeys(e)?.includes(field) === false;
     const all = events.every(lacks);
-    const at = `${rule.path}.where${jsonPath([key]).slice(1)}`;
+    const at = wherePath(rule, key);
     if (reach === "always") {
       // A `not` of a condition that needs the field: it holds on every event without it, so only
       // where the rule has no other event does it test nothing.
@@ -1207,7 +1212,7 @@ function lintWhereAlwaysOrNever(rule: CompiledRule, warn: (path: string, message
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const reach = conditionReach(condition);
     if (reach === undefined) continue;
-    const at = `${rule.path}.where${jsonPath([key]).slice(1)}`;
+    const at = wherePath(rule, key);
     const written = JSON.stringify(condition);
     const field = JSON.stringify(key);
     switch (reach) {
