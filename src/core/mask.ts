@@ -75,17 +75,19 @@ export function cutOutsideShapes(text: string, length: number): number {
   // Every shape's match is shorter than MASK_WINDOW, so one that runs across the cut lies in it.
   const around = text.slice(0, length + MASK_WINDOW);
   if (!MAY_HOLD_SECRET.test(around)) return length;
+  const spans: (readonly [start: number, end: number])[] = [];
+  for (const [pattern, , gate] of shapes) {
+    if (gate !== undefined && !gate.test(around)) continue;
+    for (const match of around.matchAll(pattern)) spans.push([match.index, match.index + match[0].length]);
+  }
   let end = length;
   // Cut before one shape's match, the new end may fall inside another's (a key in a URL).
   for (let moved = true; moved; ) {
     moved = false;
-    for (const [pattern, , gate] of shapes) {
-      if (gate !== undefined && !gate.test(around)) continue;
-      for (const match of around.matchAll(pattern)) {
-        if (match.index < end && match.index + match[0].length > end) {
-          end = match.index;
-          moved = true;
-        }
+    for (const [start, stop] of spans) {
+      if (start < end && stop > end) {
+        end = start;
+        moved = true;
       }
     }
   }
