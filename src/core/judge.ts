@@ -370,13 +370,13 @@ export function parseJudgeResponse(
   }
   const verdict =
     provider === "anthropic" ? readAnthropic(parsed.value, secrets) : readOpenAi(parsed.value, secrets);
+  if (!verdict.ok) return verdict;
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
   // Scrubbed once its control characters are gone: one inside a secret hid it from the scrub,
   // and dropping it afterwards joined the secret up again. Cut last, so a cut never leaves the
-  // start of a secret.
-  if (!verdict.ok) return verdict;
-  // One of nothing but control characters is none, as an empty one is (readVerdict).
+  // start of a secret. One of nothing but control characters is none, as an empty one is
+  // (readVerdict).
   const shown = withoutControls(verdict.value.reason);
   const reason = shown.trim() === "" ? NO_REASON : scrubSecrets(shown, secrets);
   return ok({ ...verdict.value, reason: cappedReason(reason) });
