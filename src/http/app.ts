@@ -213,7 +213,6 @@ export function underAnyPrefix(
   return app;
 }
 
-/** A request's path without one trailing slash, which every route accepts. */
 /**
  * The route `path` names but for the case of its letters, under the prefix it has, if it is none
  * as it is: a path is matched case-sensitively on every runtime (RFC 3986 §6.2.2.1 leaves only
@@ -235,6 +234,7 @@ function caseMistyped(path: string, withMetrics: boolean): string | undefined {
   return undefined;
 }
 
+/** A request's path without one trailing slash, which every route accepts. */
 function withoutTrailingSlash(path: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
