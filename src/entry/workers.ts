@@ -260,7 +260,7 @@ function binding<T>(name: BindingName): T | undefined {
   if (toldBindings.get(name) !== value) {
     toldBindings.set(name, value);
     logger.log("error", `${name} is bound as something other than ${kind}: left unused`, {
-      fix: `bind ${name} in wrangler.toml as ${kind}, and remove the [vars] entry or other binding of that name`,
+      fix: bindingFix(name),
     });
   }
   return undefined;
