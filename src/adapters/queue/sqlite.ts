@@ -738,9 +738,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       return;
     }
     lastCommit = committed.times;
+    if (batch.some((b) => b.lease)) {
+      for (const [receipt, end] of leaseEnds) if (end <= committed.times.mono) leaseEnds.delete(receipt);
+    }
     for (const [i, b] of batch.entries()) {
       if (!b.lease) continue;
-      for (const [receipt, end] of leaseEnds) if (end <= committed.times.mono) leaseEnds.delete(receipt);
       for (const row of committed.leased[i] ?? [])
         leaseEnds.set(row.receipt, committed.times.mono + ms(b.lease.visibilityMs));
     }
