@@ -50,6 +50,9 @@ interface LoadedCase {
   readonly body: Uint8Array;
 }
 
+/** Said of a rule whose model or downstream hook a case would have asked. */
+const NOT_RUN = "was not run: hookgate test calls no model or downstream hook";
+
 export async function policyTestCommand(args: readonly string[], io: CommandIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: [...args],
@@ -143,12 +146,12 @@ export async function policyTestCommand(args: readonly string[], io: CommandIo):
       );
     }
     for (const p of audit.pending.filter((p) => p.outcome === "NOT_RUN")) {
-      notes.push(`${p.rule} (${p.action}) was not run: hookgate test calls no model or downstream hook`);
+      notes.push(`${p.rule} (${p.action}) ${NOT_RUN}`);
     }
     // A shadow one applies (the case's `shadowed` lists it) with no verdict: its model was never asked.
     for (const s of audit.shadow.filter((s) => s.outcome === "NOT_RUN")) {
       const action = policy.rules.find((r) => r.id === s.rule)?.action?.kind;
-      notes.push(`${s.rule} (shadow ${action}) was not run: hookgate test calls no model or downstream hook`);
+      notes.push(`${s.rule} (shadow ${action}) ${NOT_RUN}`);
     }
     const result: CaseResult = {
       name: c.spec.name ?? `${audit.event ?? "event"}${audit.tool ? ` ${audit.tool}` : ""}`,
