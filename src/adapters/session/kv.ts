@@ -1,15 +1,15 @@
 /**
- * The session store on Workers: the last tool call per session, with when it was written, and
- * each half of a deepagents legacy tool call by tool id, in a KV namespace, forgotten a day after
- * they were written (KV's own expiry). KV is eventually consistent: a write can take up to 60 s to be seen in another
- * location, and a key takes one write a second, so of a session's tool calls started within one
- * second (an agent's parallel calls) the first may be the one remembered. The events of one
- * session normally reach one location seconds apart. Nothing here counts or decides: remembering
- * is best effort, after the answer; a failed read or write rejects, as the other stores' do, and
- * the notifier logs it (once a minute while it goes on) and sends the notification without it.
- * KV calls have no timeout: the notifier gives up one still running at the request's deadline,
- * or 2 s after the answer at least when the decision spent it (a slow prompt rule), within what
- * the Worker leaves the request (`storeDeadline` in src/app/handle-hook.ts).
+ * The session store on Workers: the last tool call per session, with when it was written, and each
+ * half of a deepagents legacy tool call by tool id, in a KV namespace, forgotten a day after they
+ * were written (KV's own expiry). KV is eventually consistent: a write can take up to 60 s to be
+ * seen in another location, and a key takes one write a second, so of a session's tool calls
+ * started within one second (an agent's parallel calls) the first may be the one remembered. The
+ * events of one session normally reach one location seconds apart. Nothing here counts or decides:
+ * remembering is best effort, after the answer; a failed read or write rejects, as the other
+ * stores' do, and the notifier logs it (once a minute while it goes on) and sends the notification
+ * without it. KV calls have no timeout: the notifier gives up one still running at the request's
+ * deadline, or 2 s after the answer at least when the decision spent it (a slow prompt rule),
+ * within what the Worker leaves the request (`storeDeadline` in src/app/handle-hook.ts).
  */
 import type { SessionStore, ToolHalf } from "../../app/notify.js";
 
