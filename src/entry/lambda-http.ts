@@ -53,7 +53,7 @@ import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import type { DeferredWork } from "../app/notify.js";
 import { createLogRecorder, recordsAsked } from "../app/replay.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
-import { shorten } from "../core/truncate.js";
+import { shorten, wellFormed } from "../core/truncate.js";
 import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
 import { hookResponse, INTERNAL_ERROR_BODY, runHookRoute } from "../http/hook-route.js";
@@ -200,8 +200,7 @@ function latticeQuery(parameters: unknown): string {
 }
 
 /** A query name or value escaped, a lone surrogate as U+FFFD (the URL parser's reading of one). */
-const queryPart = (text: string) => encodeURIComponent(text.replace(LONE_SURROGATE, "\ufffd"));
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const queryPart = (text: string) => encodeURIComponent(wellFormed(text));
 
 /** Whether the event is a request of one of the sources hono's adapter reads: it has a method. */
 function isHttpEvent(event: unknown): boolean {
