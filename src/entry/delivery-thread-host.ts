@@ -137,14 +137,22 @@ export const HEARTBEAT_MS = 5000;
 export const MISSED_HEARTBEATS = 6;
 
 /**
+ * Tells the thread its call in progress is its last, and marks it ENDING if it is in none: true
+ * once it makes no SQLite call from here.
+ */
+function endsCalls(calls: Int32Array): boolean {
+  Atomics.store(calls, 1, 1);
+  return Atomics.compareExchange(calls, 0, 0, ENDING) !== IN_CALL;
+}
+
+/**
  * Ends `thread` once it is between SQLite calls: one ended inside a call (waiting out the busy
  * timeout on a queue file another process holds locked) aborted the whole process, better-sqlite3
  * failing a V8 check as it threw its error (better-sqlite3 issue 1507). A call that never returns
  * leaves the thread running, as ending it did.
  */
 function endBetweenCalls(thread: Worker, calls: Int32Array): void {
-  Atomics.store(calls, 1, 1);
-  if (Atomics.compareExchange(calls, 0, 0, ENDING) === IN_CALL) {
+  if (!endsCalls(calls)) {
     setTimeout(() => endBetweenCalls(thread, calls), 10).unref();
     return;
   }
@@ -345,11 +353,9 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     trouble: () => down ?? trouble,
     halt() {
       if (!alive) return;
-      Atomics.store(calls, 1, 1);
       // Bounded: a call that never returns is left to the exit, as before.
       const end = performance.now() + 2 * heartbeatMs;
-      while (Atomics.compareExchange(calls, 0, 0, ENDING) === IN_CALL && performance.now() < end)
-        Atomics.wait(calls, 0, IN_CALL, 10);
+      while (!endsCalls(calls) && performance.now() < end) Atomics.wait(calls, 0, IN_CALL, 10);
     },
     async stop() {
       stopping = true;
