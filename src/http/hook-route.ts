@@ -18,12 +18,12 @@ export const HOOK_ROUTES = `${DIALECTS.slice(0, -1)
   .map((d) => `/v1/hooks/${d}`)
   .join(", ")} or /v1/hooks/${DIALECTS.at(-1)}`;
 
-/** One hook request as any runtime hands it over. */
 /** The last resort's answer (a 500, `application/json`), as every runtime gives it: app.ts's onError too. */
 export const INTERNAL_ERROR_BODY = JSON.stringify({
   error: { code: "INTERNAL_ERROR", message: "internal error; see the gateway log" },
 });
 
+/** One hook request as any runtime hands it over. */
 export interface HookRouteRequest {
   /**
    * Reads the body under this many bytes (the policy's `defaults.maxBodyBytes`), in the budget of
