@@ -9,6 +9,7 @@ import { errorMessage, type RequestError } from "../core/errors.js";
 import { DIALECTS, isDialect } from "../core/hook-event.js";
 import { shorten } from "../core/truncate.js";
 import {
+  HOOK_PATHS,
   HOOK_ROUTES,
   type HookRouteRequest,
   hookResponse,
@@ -222,7 +223,7 @@ export function underAnyPrefix(
 function caseMistyped(path: string, withMetrics: boolean): string | undefined {
   const lower = path.toLowerCase();
   const routes = [
-    ...DIALECTS.map((d) => `/v1/hooks/${d}`),
+    ...HOOK_PATHS,
     ...allowedMethods(withMetrics)
       .map(([route]) => route)
       .filter((route) => !route.endsWith("*")),

@@ -13,10 +13,11 @@ import { DIALECTS, isDialect } from "../core/hook-event.js";
 import { shorten } from "../core/truncate.js";
 import type { BodyResult } from "./read-body.js";
 
+/** The hook routes' paths, one per client dialect. */
+export const HOOK_PATHS: readonly string[] = DIALECTS.map((d) => `/v1/hooks/${d}`);
+
 /** The hook routes, as messages list them: `/v1/hooks/claude-code, … or /v1/hooks/deepagents-legacy`. */
-export const HOOK_ROUTES = `${DIALECTS.slice(0, -1)
-  .map((d) => `/v1/hooks/${d}`)
-  .join(", ")} or /v1/hooks/${DIALECTS.at(-1)}`;
+export const HOOK_ROUTES = `${HOOK_PATHS.slice(0, -1).join(", ")} or ${HOOK_PATHS.at(-1)}`;
 
 /** The last resort's answer (a 500, `application/json`), as every runtime gives it: app.ts's onError too. */
 export const INTERNAL_ERROR_BODY = JSON.stringify({
