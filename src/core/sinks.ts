@@ -20,7 +20,6 @@ import {
   capString,
   capToFit,
   flattenFreeText,
-  LONE_SURROGATE,
   shorten,
   sliceCodePoints,
   TRUNCATION_MARKER,
@@ -172,7 +171,7 @@ function sinkJson(value: unknown): string {
     if (typeof item === "string") return wellFormed(item);
     if (item === null || typeof item !== "object" || Array.isArray(item)) return item;
     const keys = Object.keys(item);
-    if (!keys.some((key) => key.search(LONE_SURROGATE) >= 0)) return item;
+    if (keys.every((key) => key.isWellFormed())) return item;
     return Object.fromEntries(Object.entries(item).map(([key, inner]) => [wellFormed(key), inner]));
   });
 }

@@ -44,12 +44,9 @@ export function shorten(text: string, max: number): string {
   return text.length > max ? `${sliceCodePoints(text, max)}…` : text;
 }
 
-/** A lone surrogate: half of a UTF-16 pair without its other half. */
-export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 /** The text with each lone surrogate as U+FFFD, as a UTF-8 writer that takes none writes it. */
 export function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, "\uFFFD");
+  return text.toWellFormed();
 }
 
 /** The first `length` UTF-16 units, one fewer when that would split a surrogate pair. */
