@@ -320,6 +320,11 @@ async function problemsOfSoundSections(value: unknown, deps: PolicyDeps): Promis
  */
 const LISTED_PROBLEMS = 20;
 
+/** Whether a rule of `policy` names sinks: a runtime with no queue to send to loses its events. */
+export function notifies(policy: Policy): boolean {
+  return policy.rules.some((r) => r.notify.length > 0);
+}
+
 /** The first problems of a policy that does not load, each `path: message`, then how many more. */
 export function listedProblems(issues: readonly PolicyIssue[]): {
   readonly listed: string[];

@@ -53,6 +53,7 @@ import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import type { DeferredWork } from "../app/notify.js";
 import { createLogRecorder, recordsAsked } from "../app/replay.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
+import { notifies } from "../core/policy.js";
 import { shorten, wellFormed } from "../core/truncate.js";
 import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
 import { createBrokenConfigApp } from "../http/broken-config.js";
@@ -563,7 +564,7 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
     // A policy that notifies, with no queue to send to: each event's send fails (logged), and
     // /healthz, which `hookgate doctor` reads, said ok while every notification was lost.
     deliveryTrouble: () =>
-      !env(QUEUE_URL_ENV) && policy.rules.some((r) => r.notify.length > 0)
+      !env(QUEUE_URL_ENV) && notifies(policy)
         ? {
             delivery: "failing",
             error: `${QUEUE_URL_ENV} is not set`,

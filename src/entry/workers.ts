@@ -36,6 +36,7 @@ import {
   describeProblems,
   loadPolicy,
   looksLikeFilePath,
+  notifies,
   type Policy,
   type PolicyDeps,
 } from "../core/policy.js";
@@ -510,7 +511,7 @@ async function handle(
     // and /healthz, which `hookgate doctor` reads, said ok while every notification was lost. The
     // error is the cause alone: doctor's line already says that no notify event is delivered.
     deliveryTrouble: () =>
-      queue === undefined && state.policy.rules.some((r) => r.notify.length > 0)
+      queue === undefined && notifies(state.policy)
         ? {
             delivery: "failing",
             error: bindingProblem("HOOKGATE_QUEUE"),
