@@ -51,6 +51,7 @@ const FIXES = {
     empty:
       "list the token's variable (e.g. HOOKGATE_TOKEN) in the hook's allowedEnvVars (and in httpHookAllowedEnvVars if you set it), and export it",
     unknown: "check HOOKGATE_TOKEN",
+    variable: "HOOKGATE_TOKEN",
     unexpanded:
       "list the variable, spelt exactly so, in the hook's allowedEnvVars and set it in the agent's environment",
   },
@@ -60,6 +61,7 @@ const FIXES = {
     empty:
       "export HOOKGATE_AUTH in the shell that starts the agent (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
     unknown: "check HOOKGATE_AUTH",
+    variable: "HOOKGATE_AUTH",
     // A shell leaves `$VAR` as written only inside single quotes; an unset one it makes empty.
     unexpanded:
       'the shell that ran the curl command left it as written, as it does inside single quotes: write the header in double quotes, -H "Authorization: Bearer $HOOKGATE_AUTH" (hookgate init --client CLIENT writes it)',
@@ -73,12 +75,14 @@ const FIXES = {
     empty: "export HOOKGATE_TOKEN=<your team's token> in the shell that starts the agent",
     unknown:
       "check HOOKGATE_TOKEN (or HOOKGATE_AUTH, which hookgate send sends when HOOKGATE_TOKEN is unset)",
+    variable: "HOOKGATE_TOKEN (or HOOKGATE_AUTH, where that is the one set)",
   },
   sendDeepagents: {
     missing:
       "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent: hookgate send, the command hook, sends it (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
     empty: "export HOOKGATE_AUTH=<your team's token> in the shell that starts the agent",
     unknown: "check HOOKGATE_AUTH",
+    variable: "HOOKGATE_AUTH",
   },
 } as const;
 
@@ -192,7 +196,24 @@ export async function authenticate(
         ? "the gateway has no token to check it against: its policy's auth.tokens lists none, for its operator to add one per team"
         : `the gateway has no token to check it against: the variables its policy's auth.tokens read are not set where it runs, for its operator to set (its "policy warning" log lines name them)`,
     );
+  const extra = moreThanToken(token);
+  if (extra !== undefined)
+    return fail("AUTH_UNKNOWN_TOKEN", `${extra}: set ${fix().variable} to the token alone`);
   return fail("AUTH_UNKNOWN_TOKEN", `the hook's token is not one this gateway knows: ${fix().unknown}`);
+}
+
+/**
+ * What a token no team has holds besides a token, by its shape alone (it names no part of it):
+ * quotes around it, which an env file read without a shell keeps (`docker --env-file`), or the
+ * header's own scheme again, from a variable set to "Bearer <token>" under a header that already
+ * says Bearer. Their user, told to check the variable, found a value that looked right.
+ */
+function moreThanToken(token: string): string | undefined {
+  if (/^(["'])[^"']*\1$/.test(token))
+    return "the hook's token arrived inside quotes, which its variable holds (an env file read without a shell, as docker --env-file reads one, keeps them)";
+  if (/^Bearer[ \t]/i.test(token))
+    return 'the hook\'s token starts with a second "Bearer": its variable holds "Bearer <token>", and the header already says Bearer';
+  return undefined;
 }
 
 /**

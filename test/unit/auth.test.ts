@@ -73,6 +73,32 @@ describe("authenticate", () => {
       expect(outcome.message).not.toMatch(/spelt exactly so/);
   });
 
+  // A variable that holds more than the token: its quotes (docker --env-file and other env files
+  // read without a shell keep them) or the header's own "Bearer " (`HOOKGATE_TOKEN="Bearer …"`
+  // under a header written "Bearer $HOOKGATE_TOKEN"). "check HOOKGATE_TOKEN" sent its user to a
+  // value that looks right.
+  it.each([
+    ['"platform-token"', "claude-code", /inside quotes.*HOOKGATE_TOKEN/],
+    ["'platform-token'", "deepagents", /inside quotes.*HOOKGATE_AUTH/],
+    ['"wrong"', "claude-code", /inside quotes/],
+    ["Bearer platform-token", "claude-code", /a second "Bearer".*HOOKGATE_TOKEN to the token alone/],
+    ["bearer platform-token", "deepagents", /a second "Bearer".*HOOKGATE_AUTH to the token alone/],
+  ] as const)("says the token %j (%s) holds more than the token", async (token, client, fix) => {
+    const outcome = await authenticate(`Bearer ${token}`, policy, sha256, client);
+    expect(outcome).toEqual({ ok: false, code: "AUTH_UNKNOWN_TOKEN", message: expect.stringMatching(fix) });
+    expect(outcome.ok || outcome.message).not.toContain("platform-token");
+  });
+
+  it.each(['"platform-token', "plat\"form'token", "Bearerish"])(
+    "words %j, no token in quotes nor a second Bearer, as an unknown token",
+    async (token) => {
+      const outcome = await authenticate(`Bearer ${token}`, policy, sha256, "claude-code");
+      expect(outcome.ok || outcome.message).toBe(
+        "the hook's token is not one this gateway knows: check HOOKGATE_TOKEN",
+      );
+    },
+  );
+
   it.each([
     [
       "hookgate-send",
