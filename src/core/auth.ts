@@ -50,6 +50,7 @@ const FIXES = {
       'Add "headers": {"Authorization": "Bearer $HOOKGATE_TOKEN"} and "allowedEnvVars": ["HOOKGATE_TOKEN"] to the hook',
     empty:
       "list the token's variable (e.g. HOOKGATE_TOKEN) in the hook's allowedEnvVars (and in httpHookAllowedEnvVars if you set it), and export it",
+    malformed: 'write the hook\'s header as "Authorization": "Bearer $HOOKGATE_TOKEN"',
     unknown: "check HOOKGATE_TOKEN",
     variable: "HOOKGATE_TOKEN",
     unexpanded:
@@ -60,6 +61,8 @@ const FIXES = {
       'The hook\'s curl command needs -H "Authorization: Bearer $HOOKGATE_AUTH" (hookgate init --client CLIENT writes it)',
     empty:
       "export HOOKGATE_AUTH in the shell that starts the agent (deepagents removes variables named *TOKEN*, *KEY*, *SECRET* or *PASSWORD* from a hook's environment, so HOOKGATE_TOKEN never arrives)",
+    malformed:
+      'the curl command\'s header must be -H "Authorization: Bearer $HOOKGATE_AUTH" (hookgate init --client CLIENT writes it)',
     unknown: "check HOOKGATE_AUTH",
     variable: "HOOKGATE_AUTH",
     // A shell leaves `$VAR` as written only inside single quotes; an unset one it makes empty.
@@ -134,7 +137,12 @@ export async function authenticate(
       `the hook sent no Authorization header. ${fix().missing.replace("CLIENT", client ?? "")}`,
     );
   const bearer = BEARER.exec(header);
-  if (!bearer) return fail("AUTH_MALFORMED", 'the Authorization header is not "Bearer <token>"');
+  if (!bearer) {
+    // `hookgate send` writes its header itself: there is no header of the user's to mend.
+    const fixes = fix();
+    const where = "malformed" in fixes ? `: ${fixes.malformed.replace("CLIENT", client ?? "")}` : "";
+    return fail("AUTH_MALFORMED", `the Authorization header is not "Bearer <token>"${where}`);
+  }
   const token = bearer[1]?.trim() ?? "";
   if (token === "") {
     // Clients send "Bearer " when the variable is not in allowedEnvVars or is unset (clients.md §3.3).

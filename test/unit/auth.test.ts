@@ -45,6 +45,33 @@ describe("authenticate", () => {
     }
   });
 
+  // The header as users mistype it: the variable alone, `Bearer:`, another scheme. "is not
+  // Bearer <token>" named the shape but not where to write it, as each other failure does.
+  it.each([
+    [
+      "platform-token",
+      "claude-code",
+      /: write the hook's header as "Authorization": "Bearer \$HOOKGATE_TOKEN"/,
+    ],
+    [
+      "Bearer: platform-token",
+      "deepcode",
+      /: write the hook's header as "Authorization": "Bearer \$HOOKGATE_TOKEN"/,
+    ],
+    [
+      "Token platform-token",
+      "deepagents",
+      /: the curl command's header must be -H "Authorization: Bearer \$HOOKGATE_AUTH" \(hookgate init --client deepagents writes it\)$/,
+    ],
+  ] as const)(
+    "says where to write a header %j (%s) that is not Bearer <token>",
+    async (header, client, fix) => {
+      const outcome = await authenticate(header, policy, sha256, client);
+      expect(outcome).toEqual({ ok: false, code: "AUTH_MALFORMED", message: expect.stringMatching(fix) });
+      expect(outcome.ok || outcome.message).not.toContain("platform-token");
+    },
+  );
+
   it.each(["deepagents", "deepagents-legacy"] as const)(
     "names the init command that writes %s's curl header",
     async (client) => {
