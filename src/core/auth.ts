@@ -218,7 +218,7 @@ export async function authenticate(
  */
 function moreThanToken(token: string): string | undefined {
   if (/^(["'])[^"']*\1$/.test(token))
-    return "the hook's token arrived inside quotes, which its variable holds (an env file read without a shell, as docker --env-file reads one, keeps them)";
+    return "the hook's token arrived inside quotes, which its variable holds (an env file read without a shell, as docker --env-file reads one, keeps them) unless its header adds them";
   if (/^Bearer[ \t]/i.test(token))
     return 'the hook\'s token starts with a second "Bearer": its variable holds "Bearer <token>", and the header already says Bearer';
   return undefined;
