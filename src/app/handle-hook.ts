@@ -669,7 +669,9 @@ const callNames = (event: HookEvent): readonly string[] =>
  * The event the notify rules are told of, and theirs: an answer that rewrote the call runs the
  * rewrite, so the rules of the call that runs notify too, of the input it runs with (a sink
  * watching `rm` commands hears of `ls` rewritten into one). Those of the call as the agent sent
- * it still notify: the agent asked for it.
+ * it still notify: the agent asked for it. A PermissionRequest's PreToolUse rules that applied to
+ * the call as it came are not told again: they were told of that call on PreToolUse, which comes
+ * first, and one tool call gives each rule one message, of the call the agent asked for.
  */
 function notifiedCall(
   policy: Policy,
@@ -682,8 +684,13 @@ function notifiedCall(
   if (rewrite === undefined || event.dialect === "deepagents-legacy") return { event, evaluation };
   const notify = [...evaluation.notify];
   for (const name of callNames(event)) {
+    const told =
+      name === event.name
+        ? notify
+        : evaluatePolicy(policy, callAs(event, name, event.toolInput), { team }).notify;
     for (const entry of evaluatePolicy(policy, callAs(event, name, rewrite), { team }).notify)
-      if (!notify.some((n) => n.ruleId === entry.ruleId)) notify.push(entry);
+      if (!told.some((n) => n.ruleId === entry.ruleId) && !notify.some((n) => n.ruleId === entry.ruleId))
+        notify.push(entry);
   }
   return { event: callAs(event, event.name, rewrite), evaluation: { ...evaluation, notify } };
 }

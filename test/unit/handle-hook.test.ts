@@ -31,22 +31,26 @@ const deps = {
     log: (_l: string, msg: string, fields?: Record<string, unknown>) => logs.push({ msg, ...fields }),
   },
 };
-const request = (tool: string, toolInput: Record<string, unknown> = { file_path: "/p/a" }): HookRequest => ({
-  body: {
-    ok: true,
-    text: JSON.stringify({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "PreToolUse",
-      tool_name: tool,
-      tool_input: toolInput,
-    }),
-  },
-  contentType: "application/json",
-  authorization: undefined,
-  dialect: undefined,
-});
+const request = (tool: string, toolInput: Record<string, unknown> = { file_path: "/p/a" }): HookRequest =>
+  requestOn("PreToolUse", tool, toolInput);
+function requestOn(event: string, tool: string, toolInput: Record<string, unknown>): HookRequest {
+  return {
+    body: {
+      ok: true,
+      text: JSON.stringify({
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: event,
+        tool_name: tool,
+        tool_input: toolInput,
+      }),
+    },
+    contentType: "application/json",
+    authorization: undefined,
+    dialect: undefined,
+  };
+}
 
 describe("handleHook without remote actions", () => {
   it("reports prompt and forward rules as not run, adding nothing to the answer", async () => {
@@ -700,13 +704,23 @@ describe("the remote calls' deadline", () => {
 describe("a team server's rewrite and the notify rules", () => {
   /**
    * What the notifier is told, and the audit, of `command` sent by `dialect` under `rules` beside
-   * a team server (rule "relay") that allows it rewritten into `rm -rf build`.
+   * a team server (rule "relay") that allows it rewritten into `rm -rf build`, on `event`.
    */
-  async function toldOfRewrite(rules: readonly Record<string, unknown>[], command: string, dialect: Dialect) {
+  async function toldOfRewrite(
+    rules: readonly Record<string, unknown>[],
+    command: string,
+    dialect: Dialect,
+    event = "PreToolUse",
+  ) {
     const notifying = await policyFrom({
       version: 1,
       rules: [
-        { id: "relay", on: "PreToolUse", matcher: "Bash", forward: { url: "https://policy.example/hook" } },
+        {
+          id: "relay",
+          on: ["PreToolUse", "PermissionRequest"],
+          matcher: "Bash",
+          forward: { url: "https://policy.example/hook" },
+        },
         ...rules,
       ],
       sinks: { security: { type: "webhook", url: "https://hooks.example.com/security" } },
@@ -724,7 +738,7 @@ describe("a team server's rewrite and the notify rules", () => {
         },
         notifier: { notify: (input: (typeof inputs)[number]) => void inputs.push(input) },
       },
-      { ...request("Bash", { command }), dialect },
+      { ...requestOn(event, "Bash", { command }), dialect },
     );
     return {
       audit: outcome.audit,
@@ -742,6 +756,23 @@ describe("a team server's rewrite and the notify rules", () => {
     );
     expect(audit).toMatchObject({ decision: "allow", notify: ["security"] });
     expect(told).toEqual([[["tell-security"], { command: "rm -rf build" }]]);
+  });
+
+  it("tells a PreToolUse rule of a PermissionRequest's rewrite only when the call as it came was not its", async () => {
+    // Claude Code sends PreToolUse, then PermissionRequest, for one call: a PreToolUse rule that
+    // read `rm -f a` was told of it then, and again of `rm -rf build` when the grant rewrote it
+    // into a call it reads too, two messages to its sink for one tool call. A rule the call as it
+    // came did not apply to has not heard of the call, and is told of the one that runs.
+    const rules = [
+      { id: "tell-rm", on: "PreToolUse", if: "Bash(rm *)", notify: ["security"] },
+      { id: "tell-recursive", on: "PreToolUse", if: "Bash(rm -rf *)", notify: ["security"] },
+    ];
+    const { audit, told } = await toldOfRewrite(rules, "rm -f a", "claude-code", "PermissionRequest");
+    expect(audit).toMatchObject({ decision: "allow", notify: ["security"] });
+    expect(told).toEqual([[["tell-recursive"], { command: "rm -rf build" }]]);
+    expect(
+      (await toldOfRewrite(rules.slice(0, 1), "rm -f a", "claude-code", "PermissionRequest")).told,
+    ).toEqual([]);
   });
 
   it("notifies the call as it came where the client drops the rewrite (deepagents)", async () => {
