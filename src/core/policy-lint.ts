@@ -181,6 +181,26 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
   }
   lintMatcherAgainstIf(rule, warn);
   lintPromptPlaceholders(rule, warn);
+  lintRewriteOnPermissionRequest(rule, warn);
+}
+
+/**
+ * A decide rule's rewrite on PermissionRequest reaches Claude Code alone: deepcode reads only
+ * `permissionDecision` there, so render.ts `deliverable` answers the allow deny rather than run
+ * the call unrewritten, and deepagents drops `updatedInput` with its allow (event-capabilities.ts
+ * `clientDecision`). Said once, for `"on": "*"` too, which reaches PermissionRequest.
+ */
+function lintRewriteOnPermissionRequest(
+  rule: CompiledRule,
+  warn: (path: string, message: string) => void,
+): void {
+  const action = rule.action;
+  if (action.kind !== "decide" || action.decision !== "allow" || action.updatedInput === undefined) return;
+  if (rule.events !== "*" && !rule.events.includes("PermissionRequest")) return;
+  warn(
+    `${rule.path}.updatedInput`,
+    "on PermissionRequest only Claude Code applies a rewritten input: deepcode reads only permissionDecision there, so this allow is answered deny to it, and deepagents drops the rewrite with the allow, leaving the call as it came to its own permission flow; rewrite the call on PreToolUse instead, where deepcode applies it too (deepagents applies a rewrite on neither)",
+  );
 }
 
 /**

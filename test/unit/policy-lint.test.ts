@@ -643,6 +643,30 @@ describe("lintPolicy: a matcher value deepcode spells its own way", () => {
   });
 });
 
+describe("lintPolicy: a rewrite on PermissionRequest", () => {
+  const rewriting = (on: unknown) => ({
+    id: "redact",
+    on,
+    matcher: "Write",
+    decide: "allow",
+    updatedInput: { file_path: "/p/.env.example", content: "" },
+  });
+  const onPermissionRequest =
+    "$.rules[0].updatedInput: on PermissionRequest only Claude Code applies a rewritten input: deepcode reads only permissionDecision there, so this allow is answered deny to it, and deepagents drops the rewrite with the allow, leaving the call as it came to its own permission flow; rewrite the call on PreToolUse instead, where deepcode applies it too (deepagents applies a rewrite on neither)";
+
+  it("says deepcode is answered deny and deepagents drops the rewrite", async () => {
+    // render.ts denies deepcode an allow it would run unrewritten; deepagents' reducer.py drops
+    // updatedInput with its allow (clients.md §6.3, README "deepagents v2").
+    for (const on of ["PermissionRequest", ["PreToolUse", "PermissionRequest"], "*"])
+      expect(await warningsFor([rewriting(on)])).toContain(onPermissionRequest);
+  });
+
+  it("says nothing of a rewrite on PreToolUse alone", async () => {
+    const warnings = await warningsFor([rewriting("PreToolUse")]);
+    expect(warnings.filter((w) => w.includes("updatedInput"))).toEqual([]);
+  });
+});
+
 describe("lintPolicy: context deepcode does not read", () => {
   it("says deepcode's PreToolUse reads the decision, not the context", async () => {
     // deepcode's loop reads block, updatedInput and the permission from its PreToolUse hooks,
