@@ -69,7 +69,10 @@ function limitFor(dialect: Dialect): string {
  * The decision the client can be given. An allow whose rewritten input cannot be given (the input
  * alone over what an answer may take, ANSWER_BYTES, or what deepagents reads: cut, its JSON would
  * not parse) or deepcode does not apply (on PermissionRequest) would run the tool as the agent
- * wrote it, not as rewritten. It becomes a deny that says so, which the caller audits.
+ * wrote it, not as rewritten. It becomes a deny that says so, which the caller audits. On
+ * deepagents too, though the version we read drops a rewrite that fits with its allow, leaving
+ * the call to its own permission flow: no decision would do the same there, but would run
+ * unrewritten, on a deepagents that applies `updatedInput`, a call allowed only rewritten.
  */
 export function deliverable(decision: Decision, event: string, dialect: Dialect): Decision {
   if (decision.updatedInput === undefined) return decision;
