@@ -380,15 +380,15 @@ export async function handleHook(
     // so it does not take the place of the first rewrite in rule order (a later rule's redaction).
     const effects = evaluation.enforced.map((m) => withoutEcho(m.effect, event));
     const rewrites = remote.effects.map((e) => withoutEcho(e, event));
+    const views = callViews(policy, event, auth.team);
     const combined =
       remote.effects.length === 0
         ? combineEffects(effects)
         : checkedRewrite(
             combineEffects(inRuleOrder(evaluation, [...effects, ...rewrites])),
             rewrites,
-            policy,
             event,
-            auth.team,
+            views,
           );
     const { decision, answer } = renderDeliverable(combined, event.name, event.dialect);
     // The agent gets the reason as decided (a downstream server's already scrubbed of the policy's
@@ -412,7 +412,7 @@ export async function handleHook(
     );
     // A client that drops the rewrite (deepagents drops it with its allow) runs the call as it came.
     const applied = acted === decision.kind ? decision.updatedInput : undefined;
-    const ran = notifiedCall(policy, event, evaluation, applied, auth.team);
+    const ran = notifiedCall(event, evaluation, applied, views);
     if (options.audit !== false && notifyWork(event, ran.evaluation.notify.length > 0, plan)) {
       const queued = deps.notifier?.notify({
         decisionId,
@@ -568,9 +568,8 @@ const REWRITE_VERBS = { deny: "denies", block: "blocks", ask: "asks about", defe
 function checkedRewrite(
   decision: Decision,
   remoteEffects: readonly RuleEffect[],
-  policy: Policy,
   event: HookEvent,
-  team: string,
+  views: CallViews,
 ): Decision {
   const input = decision.updatedInput;
   if (decision.kind !== "allow" || input === undefined || event.dialect === "deepagents-legacy")
@@ -584,13 +583,9 @@ function checkedRewrite(
   // (on PermissionRequest, its PreToolUse rules' ask is the dialog the server answers).
   const rewriter = remoteEffects.find((e) => e.updatedInput === input);
   if (rewriter === undefined) return decision;
-  const names = callNames(event);
   // Each event's rules on the rewritten call, read once for the static verdict and for the
   // prompt and forward rules that would judge it.
-  const rewritten = names.map((name) => ({
-    name,
-    evaluation: evaluatePolicy(policy, callAs(event, name, input), { team }),
-  }));
+  const rewritten = views(input);
   // An ask the event cannot carry (PermissionRequest) is withheld, and alone combines to no
   // opinion: the rewrite, sent with the allow, would answer the dialog that ask leaves to the user.
   const effects = new Map<string, { readonly index: number; readonly effect: RuleEffect }>();
@@ -627,10 +622,9 @@ function checkedRewrite(
   // asked about it: its model or server may deny it. Each runs once, on the call as it came (a
   // second round of calls would spend the deadline again and repeat a server's side effects), so
   // the rewrite is denied, naming the rule. One that read both judged the call as the agent sent it.
-  const unjudged = rewritten.flatMap(({ name, evaluation }) => {
-    const judged = new Set(
-      evaluatePolicy(policy, callAs(event, name, event.toolInput), { team }).pending.map((r) => r.id),
-    );
+  const asCame = views(event.toolInput);
+  const unjudged = rewritten.flatMap(({ evaluation }, i) => {
+    const judged = new Set(asCame[i]?.evaluation.pending.map((r) => r.id));
     return evaluation.pending
       .filter((rule) => rule.id !== rewriter.ruleId && !judged.has(rule.id))
       .map((rule) => rule.id);
@@ -665,6 +659,30 @@ function callAs(
 const callNames = (event: HookEvent): readonly string[] =>
   event.name === "PermissionRequest" ? [event.name, "PreToolUse"] : [event.name];
 
+/** The rules of each of `callNames` on the call a tool input makes, in that order. */
+type CallViews = (
+  toolInput: Readonly<Record<string, unknown>> | undefined,
+) => readonly { readonly name: string; readonly evaluation: Evaluation }[];
+
+/**
+ * `CallViews` of one request, each input's evaluated once: checking a rewrite and choosing the
+ * notify rules read the same calls (the rewrite, and the call as it came), by the same object.
+ */
+function callViews(policy: Policy, event: HookEvent, team: string): CallViews {
+  const seen = new Map<unknown, ReturnType<CallViews>>();
+  return (toolInput) => {
+    let views = seen.get(toolInput);
+    if (views === undefined) {
+      views = callNames(event).map((name) => ({
+        name,
+        evaluation: evaluatePolicy(policy, callAs(event, name, toolInput), { team }),
+      }));
+      seen.set(toolInput, views);
+    }
+    return views;
+  };
+}
+
 /**
  * The event the notify rules are told of, and theirs: an answer that rewrote the call runs the
  * rewrite, so the rules of the call that runs notify too, of the input it runs with (a sink
@@ -674,21 +692,18 @@ const callNames = (event: HookEvent): readonly string[] =>
  * first, and one tool call gives each rule one message, of the call the agent asked for.
  */
 function notifiedCall(
-  policy: Policy,
   event: HookEvent,
   evaluation: Evaluation,
   rewrite: Readonly<Record<string, unknown>> | undefined,
-  team: string,
+  views: CallViews,
 ): { readonly event: HookEvent; readonly evaluation: Evaluation } {
   // An echo of the call as it came never gets here (withoutEcho).
   if (rewrite === undefined || event.dialect === "deepagents-legacy") return { event, evaluation };
   const notify = [...evaluation.notify];
-  for (const name of callNames(event)) {
-    const told =
-      name === event.name
-        ? notify
-        : evaluatePolicy(policy, callAs(event, name, event.toolInput), { team }).notify;
-    for (const entry of evaluatePolicy(policy, callAs(event, name, rewrite), { team }).notify)
+  for (const [i, { name, evaluation: rewritten }] of views(rewrite).entries()) {
+    // The call as it came is evaluated on the other event only (evaluation is its own event's).
+    const told = name === event.name ? notify : (views(event.toolInput)[i]?.evaluation.notify ?? []);
+    for (const entry of rewritten.notify)
       if (!told.some((n) => n.ruleId === entry.ruleId) && !notify.some((n) => n.ruleId === entry.ruleId))
         notify.push(entry);
   }
