@@ -182,6 +182,7 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
   lintMatcherAgainstIf(rule, warn);
   lintPromptPlaceholders(rule, warn);
   lintRewriteOnPermissionRequest(rule, warn);
+  lintRewriteFields(rule, warn);
 }
 
 /**
@@ -524,6 +525,35 @@ const TOOL_INPUT_FIELDS: ReadonlyMap<string, Readonly<Record<string, FieldShape>
     },
   ],
 ]);
+
+/** The fields of TOOL_INPUT_FIELDS a tool's input cannot do without (Claude Code's tool schemas). */
+const REQUIRED_INPUT_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
+  ["Bash", ["command"]],
+  ["Write", ["file_path", "content"]],
+  ["Edit", ["file_path", "old_string", "new_string"]],
+]);
+
+/**
+ * A decide rule's `updatedInput` without a field the one tool it reaches needs: the client
+ * replaces the whole input with it (clients.md §6.1), so a rewrite written as a change to the
+ * call (the path alone, read as a merge) runs each call without the rest.
+ */
+function lintRewriteFields(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const action = rule.action;
+  if (action.kind !== "decide" || action.updatedInput === undefined || rule.events === "*") return;
+  const tool = inputTool(rule);
+  const required = tool === undefined ? undefined : REQUIRED_INPUT_FIELDS.get(tool);
+  if (tool === undefined || required === undefined) return;
+  const given = Object.keys(action.updatedInput);
+  for (const field of required) {
+    if (given.includes(field)) continue;
+    const meant = given.find((key) => !required.includes(key) && abbreviated(key, [field]) === field);
+    warn(
+      `${rule.path}.updatedInput`,
+      `has no "${field}"${meant ? ` (is "${meant}" meant?)` : ""}, which ${tool}'s input needs: the rewrite replaces the whole input (nothing of the call as it came is kept), so every call it applies to reaches the tool without it; give the whole input`,
+    );
+  }
+}
 
 /**
  * The one tool a rule reaches, by its `if` or its matcher's exact names, when TOOL_INPUT_FIELDS

@@ -661,6 +661,34 @@ describe("lintPolicy: a rewrite on PermissionRequest", () => {
       expect(await warningsFor([rewriting(on)])).toContain(onPermissionRequest);
   });
 
+  it("names the fields a rewrite leaves out of the one tool's input it replaces whole", async () => {
+    // Claude Code replaces the whole input with updatedInput and validates it against the tool's
+    // schema (clients.md §6.1, TV-04): a rewrite of the path alone, read as a merge, is a Write
+    // with no content, and `cmd` for `command` a Bash call with no command, on every call it applies to.
+    const warnings = await warningsFor([
+      { id: "w", on: "PreToolUse", matcher: "Write", decide: "allow", updatedInput: { file_path: "/p/a" } },
+      {
+        id: "b",
+        on: "PreToolUse",
+        if: "Bash(npm test*)",
+        decide: "allow",
+        updatedInput: { cmd: "npm test" },
+      },
+      { id: "ok", on: "PreToolUse", matcher: "Bash", decide: "allow", updatedInput: { command: "ls" } },
+      {
+        id: "any",
+        on: "PreToolUse",
+        matcher: "Write|Edit",
+        decide: "allow",
+        updatedInput: { file_path: "/p/a" },
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("replaces the whole input"))).toEqual([
+      '$.rules[0].updatedInput: has no "content", which Write\'s input needs: the rewrite replaces the whole input (nothing of the call as it came is kept), so every call it applies to reaches the tool without it; give the whole input',
+      '$.rules[1].updatedInput: has no "command" (is "cmd" meant?), which Bash\'s input needs: the rewrite replaces the whole input (nothing of the call as it came is kept), so every call it applies to reaches the tool without it; give the whole input',
+    ]);
+  });
+
   it("says nothing of a rewrite on PreToolUse alone", async () => {
     const warnings = await warningsFor([rewriting("PreToolUse")]);
     expect(warnings.filter((w) => w.includes("updatedInput"))).toEqual([]);
