@@ -682,6 +682,14 @@ describe("lintPolicy: a rewrite on PermissionRequest", () => {
         decide: "allow",
         updatedInput: { file_path: "/p/a" },
       },
+      // Not sent on PostToolUse, as another warning says: nothing is replaced there.
+      {
+        id: "post",
+        on: "PostToolUse",
+        matcher: "Write",
+        decide: "allow",
+        updatedInput: { file_path: "/p/a" },
+      },
     ]);
     expect(warnings.filter((w) => w.includes("replaces the whole input"))).toEqual([
       '$.rules[0].updatedInput: has no "content", which Write\'s input needs: the rewrite replaces the whole input (nothing of the call as it came is kept), so every call it applies to reaches the tool without it; give the whole input',
