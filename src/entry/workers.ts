@@ -279,13 +279,11 @@ const bindingFix = (name: BindingName) =>
     bindings[name] === undefined ? "" : ", and remove the [vars] entry or other binding of that name"
   }`;
 
-/** `bindingProblem` as an error, a missing binding's with where to bind it. */
-const unusable = (name: BindingName) =>
-  new Error(
-    bindings[name] === undefined
-      ? `${bindingProblem(name)}: bind it in wrangler.toml as ${BINDING_KINDS[name][1]}`
-      : bindingProblem(name),
-  );
+/**
+ * `bindingProblem` as an error, with `bindingFix`: what /healthz says of it, said in each failed
+ * send too (one of another kind said only what was wrong, not to remove it).
+ */
+const unusable = (name: BindingName) => new Error(`${bindingProblem(name)}: ${bindingFix(name)}`);
 
 /** Counters as Analytics Engine data points (index = counter name); nothing when unbound. */
 const metrics: Metrics = createAnalyticsEngineMetrics(

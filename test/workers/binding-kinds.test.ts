@@ -57,7 +57,9 @@ describe("a binding of another kind", () => {
     expect(lines).toContainEqual(
       expect.objectContaining({
         msg: "enqueue failed; the decision was answered anyway",
-        error: "the HOOKGATE_QUEUE binding is not a queue producer ([[queues.producers]])",
+        // The same fix /healthz gives: it said what was wrong, not to remove the [vars] entry.
+        error:
+          "the HOOKGATE_QUEUE binding is not a queue producer ([[queues.producers]]): bind HOOKGATE_QUEUE in wrangler.toml as a queue producer ([[queues.producers]]), and remove the [vars] entry or other binding of that name",
       }),
     );
   });
@@ -69,7 +71,7 @@ describe("a binding of another kind", () => {
       expect.objectContaining({
         msg: "enqueue failed; the decision was answered anyway",
         error:
-          "the HOOKGATE_QUEUE binding is missing: bind it in wrangler.toml as a queue producer ([[queues.producers]])",
+          "the HOOKGATE_QUEUE binding is missing: bind HOOKGATE_QUEUE in wrangler.toml as a queue producer ([[queues.producers]])",
       }),
     );
   });
