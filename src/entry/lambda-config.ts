@@ -34,6 +34,22 @@ export const POLICY_ENV = "HOOKGATE_POLICY";
 export const QUEUE_URL_ENV = "HOOKGATE_QUEUE_URL";
 export const DLQ_URL_ENV = "HOOKGATE_DLQ_URL";
 
+/** The functions of a deployment, as a queue's role names them. */
+const FUNCTION_OF = { producer: "the HTTP function", consumer: "the delivery function" } as const;
+
+/**
+ * How to set the queue URL `name` that the function of `role` lacks: said in each SQS call it
+ * fails, as /healthz says it (a failed enqueue said only "HOOKGATE_QUEUE_URL is not set").
+ */
+export function setQueueUrl(
+  name: typeof QUEUE_URL_ENV | typeof DLQ_URL_ENV,
+  role: keyof typeof FUNCTION_OF,
+): string {
+  const queue =
+    name === QUEUE_URL_ENV ? ["delivery queue", "DeliveryQueue"] : ["dead-letter queue", "DeadLetterQueue"];
+  return `set ${name} in ${FUNCTION_OF[role]}'s environment to the ${queue[0]}'s URL (serverless.yml sets it to the ${queue[1]} of infra/aws/template.yaml)`;
+}
+
 export interface LambdaOptions {
   /** Settings and the secrets the policy reads as `env:NAME` (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>>;
@@ -150,8 +166,10 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     const open = once(async () => {
       const queueUrl = env(QUEUE_URL_ENV);
       const deadLetterQueueUrl = env(DLQ_URL_ENV);
-      if (!queueUrl) throw new Error(`${QUEUE_URL_ENV} is not set`);
-      if (role === "consumer" && !deadLetterQueueUrl) throw new Error(`${DLQ_URL_ENV} is not set`);
+      const unset = (name: typeof QUEUE_URL_ENV | typeof DLQ_URL_ENV) =>
+        new Error(`${name} is not set: ${setQueueUrl(name, role)}`);
+      if (!queueUrl) throw unset(QUEUE_URL_ENV);
+      if (role === "consumer" && !deadLetterQueueUrl) throw unset(DLQ_URL_ENV);
       const [{ createSqsQueue }, sqs] = await Promise.all([import("../adapters/queue/sqs.js"), client()]);
       return createSqsQueue<DeliveryJob>({
         client: sqs,

@@ -65,6 +65,7 @@ import {
   type LambdaRuntime,
   QUEUE_URL_ENV,
   refuseEvent,
+  setQueueUrl,
 } from "./lambda-config.js";
 import { type EventHook, eventAnswer, eventHook } from "./lambda-hook-route.js";
 import { lazyNotifier, lazyRemoteActions } from "./lazy-actions.js";
@@ -568,7 +569,7 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
         ? {
             delivery: "failing",
             error: `${QUEUE_URL_ENV} is not set`,
-            fix: `set ${QUEUE_URL_ENV} in the HTTP function's environment to the delivery queue's URL (serverless.yml sets it to the DeliveryQueue of infra/aws/template.yaml)`,
+            fix: setQueueUrl(QUEUE_URL_ENV, "producer"),
           }
         : undefined,
   };

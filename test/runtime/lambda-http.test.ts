@@ -1446,7 +1446,11 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     // Once when the policy loads, and with each event whose jobs it could not enqueue.
     expect(lines.filter((l) => l.level === "error").map((l) => [l.msg, l.error])).toEqual([
       ["notify rules will fail: HOOKGATE_QUEUE_URL is not set", undefined],
-      [ENQUEUE_FAILED, "HOOKGATE_QUEUE_URL is not set"],
+      // With what to set, as /healthz says it: it said only that the variable is not set.
+      [
+        ENQUEUE_FAILED,
+        "HOOKGATE_QUEUE_URL is not set: set HOOKGATE_QUEUE_URL in the HTTP function's environment to the delivery queue's URL (serverless.yml sets it to the DeliveryQueue of infra/aws/template.yaml)",
+      ],
     ]);
   });
 

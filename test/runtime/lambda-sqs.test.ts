@@ -1548,7 +1548,19 @@ describe("the Lambda SQS handler", () => {
       ...(event.Records[0] as SQSRecord),
       attributes: { ...(event.Records[0] as SQSRecord).attributes, ApproximateReceiveCount: "2" },
     };
-    const response = await handlerFor({ HOOKGATE_DLQ_URL: "" })(event);
+    const lines: Record<string, unknown>[] = [];
+    const response = await handlerFor(
+      { HOOKGATE_DLQ_URL: "" },
+      { log: (level, msg, fields) => lines.push({ level, msg, ...fields }) },
+    )(event);
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: event.Records[0]?.messageId }]);
+    // With what to set where: it said only "HOOKGATE_DLQ_URL is not set".
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: "record failed; reported for redelivery",
+        error:
+          "HOOKGATE_DLQ_URL is not set: set HOOKGATE_DLQ_URL in the delivery function's environment to the dead-letter queue's URL (serverless.yml sets it to the DeadLetterQueue of infra/aws/template.yaml)",
+      }),
+    );
   });
 });
