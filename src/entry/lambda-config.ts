@@ -18,7 +18,6 @@ import {
   describeProblems,
   loadPolicy,
   looksLikeFilePath,
-  notifies,
   type Policy,
   type PolicyDeps,
 } from "../core/policy.js";
@@ -135,8 +134,6 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
       for (const w of result.value.warnings)
         logger.log("warn", "policy warning", { path: w.path, problem: w.message });
       current = result.value.policy;
-      if (!env(QUEUE_URL_ENV) && notifies(current))
-        logger.log("error", `notify rules will fail: ${QUEUE_URL_ENV} is not set`);
       logger.log("info", "policy loaded", { source, policy: current.hash, rules: current.rules.length });
       return { ok: true, policy: current };
     } catch (e) {

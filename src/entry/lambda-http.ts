@@ -530,6 +530,12 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
   const { clock, logger, env } = runtime;
   if (!config.ok) return adapt(createBrokenConfigApp(config.problem, logger, runtime.newId));
   const { policy } = config;
+  // Said by this function alone, whose notify rules they are: the delivery function said it too,
+  // of rules it never runs, beside its own warning that it cannot retry or hold without the URL.
+  if (!env(QUEUE_URL_ENV) && notifies(policy))
+    logger.log("error", `notify rules will fail: ${QUEUE_URL_ENV} is not set`, {
+      fix: setQueueUrl(QUEUE_URL_ENV, "producer"),
+    });
   // HOOKGATE_RECORD=1: a replayable "hook record" log line per decision (`hookgate replay`); any
   // other value than 1, 0 or empty records nothing, said once, here.
   const record = env("HOOKGATE_RECORD");

@@ -1444,8 +1444,12 @@ describe("notify jobs from the Lambda HTTP handler", () => {
     expect(res.statusCode).toBe(200);
     expect(JSON.parse(res.body).hookSpecificOutput.permissionDecision).toBe("deny");
     // Once when the policy loads, and with each event whose jobs it could not enqueue.
-    expect(lines.filter((l) => l.level === "error").map((l) => [l.msg, l.error])).toEqual([
-      ["notify rules will fail: HOOKGATE_QUEUE_URL is not set", undefined],
+    expect(lines.filter((l) => l.level === "error").map((l) => [l.msg, l.error ?? l.fix])).toEqual([
+      // With what to set, as /healthz says it.
+      [
+        "notify rules will fail: HOOKGATE_QUEUE_URL is not set",
+        "set HOOKGATE_QUEUE_URL in the HTTP function's environment to the delivery queue's URL (serverless.yml sets it to the DeliveryQueue of infra/aws/template.yaml)",
+      ],
       // With what to set, as /healthz says it: it said only that the variable is not set.
       [
         ENQUEUE_FAILED,

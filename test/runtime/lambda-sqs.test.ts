@@ -1351,11 +1351,13 @@ describe("the Lambda SQS handler", () => {
       // only in the line's `error`.
       await createPair();
       const warnings: { message: string; fields: Record<string, unknown> }[] = [];
+      const errors: string[] = [];
       const handler = handlerFor(
         { HOOKGATE_POLICY: auditPolicy({ url: receiver.url }), HOOKGATE_QUEUE_URL: "" },
         {
           log: (level, message, fields = {}) => {
             if (level === "warn") warnings.push({ message, fields });
+            if (level === "error") errors.push(message);
           },
         },
       );
@@ -1371,6 +1373,8 @@ describe("the Lambda SQS handler", () => {
           fields: { neededReceives: 9 },
         },
       ]);
+      // Not "notify rules will fail", of rules the HTTP function runs, not this one.
+      expect(errors).toEqual([]);
     });
   });
 
