@@ -114,6 +114,34 @@ describe("a binding of another kind", () => {
     },
   );
 
+  it("as HOOKGATE_DLQ is named in the failed dead letter with the fix, and the message kept", async () => {
+    // The failed send said only that the binding is not a queue producer, not to remove the
+    // [vars] entry that holds its name.
+    const lines: string[] = [];
+    for (const method of ["log", "warn", "error"] as const)
+      vi.spyOn(console, method).mockImplementation((line: string) => lines.push(line));
+    const batch = createMessageBatch("hookgate-jobs", [
+      { id: `m-${crypto.randomUUID()}`, timestamp: new Date(), attempts: 1, body: { hello: "world" } },
+    ]);
+    const ctx = createExecutionContext();
+    await worker.queue(
+      batch as unknown as PushedBatch,
+      { ...env, HOOKGATE_DLQ: "hookgate-jobs-dlq" } as unknown as WorkerEnv,
+      ctx,
+    );
+    const result = await getQueueResult(batch, ctx);
+    vi.restoreAllMocks();
+    expect(result.explicitAcks).toEqual([]);
+    expect(result.retryMessages).toEqual([expect.objectContaining({ msgId: batch.messages[0]?.id })]);
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(
+      expect.objectContaining({
+        msg: "dead-letter send failed; the job will be tried again",
+        error:
+          "Error: the HOOKGATE_DLQ binding is not a queue producer ([[queues.producers]]): bind HOOKGATE_DLQ in wrangler.toml as a queue producer ([[queues.producers]]), and remove the [vars] entry or other binding of that name",
+      }),
+    );
+  });
+
   it("as HOOKGATE_METRICS is said once, not at every counter", async () => {
     // Each counter warned "dataset(...)?.writeDataPoint is not a function", several per event.
     const dataset = { writeDataPoints: () => {} };
