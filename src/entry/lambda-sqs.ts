@@ -384,6 +384,32 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     }
   }
 
+  /** The queue last said to be no HOOKGATE_QUEUE_URL's, by its ARN: said once per container and queue. */
+  let toldSource: string | undefined;
+  /**
+   * Says, once, a batch from a queue that HOOKGATE_QUEUE_URL does not name (the URL of another
+   * stage's queue, say): a retry's visibility change was refused on the URL's queue, so the record
+   * came back only after its own visibility timeout, and a held job's copy went to the URL's queue,
+   * delivered, if at all, by whatever reads that one, each failure naming only the receipt handle.
+   */
+  function tellOtherSource(records: readonly SQSRecord[]): void {
+    const queueUrl = runtime.env(QUEUE_URL_ENV);
+    if (!queueUrl) return;
+    const isJobsArn = isArnOfQueueAt(queueUrl);
+    // A hand-made test event may carry no ARN: nothing to compare.
+    const other = records.find((r) => typeof r.eventSourceARN === "string" && !isJobsArn(r.eventSourceARN));
+    if (!other || toldSource === other.eventSourceARN) return;
+    toldSource = other.eventSourceARN;
+    logger.log(
+      "error",
+      `a batch came from a queue that ${QUEUE_URL_ENV} does not name: its retries come back at the queue's visibility timeout, not at their delay, and its held jobs' copies go to ${QUEUE_URL_ENV}'s queue instead`,
+      {
+        queue: other.eventSourceARN,
+        fix: `set ${QUEUE_URL_ENV} on the delivery function to the URL of the queue its event source mapping reads (serverless.yml sets both to the DeliveryQueue of infra/aws/template.yaml)`,
+      },
+    );
+  }
+
   return async (event, context) => {
     if (!isSqsBatch(event)) {
       // An HTTP request or a schedule wired to the consumer: thrown, the invocation fails where it
@@ -409,6 +435,7 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       });
       throw new Error(`${DEAD_LETTERS_BACK}: ${fix}`);
     }
+    tellOtherSource(event.Records);
     const queue = queueFor(context);
     // Read before the policy's first load spends any: what the function's timeout gives.
     const startedWithMs = context?.getRemainingTimeInMillis();

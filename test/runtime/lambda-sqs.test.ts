@@ -295,6 +295,7 @@ function eventOf(
   return {
     Records: messages.map((m) => ({
       ...template,
+      eventSourceARN: arnOf(queueUrl),
       messageId: m.MessageId ?? "",
       receiptHandle: m.ReceiptHandle ?? "",
       body: m.Body ?? "",
@@ -305,6 +306,12 @@ function eventOf(
       },
     })),
   };
+}
+
+/** The ARN of the queue at `url` (`…/ACCOUNT/NAME`), as an event source mapping names it. */
+function arnOf(url: string): string {
+  const [account, name] = new URL(url).pathname.split("/").filter(Boolean);
+  return `arn:aws:sqs:us-east-1:${account}:${name}`;
 }
 
 /**
@@ -1415,7 +1422,7 @@ describe("the Lambda SQS handler", () => {
         MessageGroupId: "hookgate",
         MessageDeduplicationId: dead.id,
       },
-      eventSourceARN: `${template.eventSourceARN}.fifo`,
+      eventSourceARN: arnOf(fifo.queueUrl),
     };
     const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
     const handler = handlerFor(
@@ -1436,6 +1443,34 @@ describe("the Lambda SQS handler", () => {
           ),
         }),
       }),
+    ]);
+  });
+
+  it("says once that a batch came from a queue HOOKGATE_QUEUE_URL does not name, and delivers it", async () => {
+    // Another stage's queue URL, say: a retry's visibility change was refused on it and a held
+    // job's copy went to it, each failure naming only the receipt handle.
+    await createPair();
+    const errors: Record<string, unknown>[] = [];
+    const handler = ownSinkHandler(receiver.url, {
+      log: (level, msg, fields = {}) => {
+        if (level === "error") errors.push({ msg, ...fields });
+      },
+    });
+    const other = "arn:aws:sqs:us-east-1:000000000000:hookgate-staging-DeliveryQueue";
+    const jobs = [withSink(jobOf(2), "audit"), withSink(jobOf(0), "audit")];
+    for (const job of jobs) {
+      await send([job]);
+      const event = eventOf(await receiveAll(1));
+      for (const record of event.Records) record.eventSourceARN = other;
+      expect((await handler(event, invocationOf())).batchItemFailures).toEqual([]);
+    }
+    expect(receiver.unique).toEqual(expect.arrayContaining(jobs.map((j) => j.notification.id)));
+    expect(errors).toEqual([
+      {
+        msg: "a batch came from a queue that HOOKGATE_QUEUE_URL does not name: its retries come back at the queue's visibility timeout, not at their delay, and its held jobs' copies go to HOOKGATE_QUEUE_URL's queue instead",
+        queue: other,
+        fix: "set HOOKGATE_QUEUE_URL on the delivery function to the URL of the queue its event source mapping reads (serverless.yml sets both to the DeliveryQueue of infra/aws/template.yaml)",
+      },
     ]);
   });
 
