@@ -5,11 +5,12 @@
 
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { refusingPort } from "../support/loopback.js";
 import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { whenDone } from "../support/temp.js";
 
 const TOKEN = "hookgate-dev-token";
 const FIXTURES = join(ROOT, "test/fixtures/onboarding");
@@ -208,6 +209,39 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     });
   });
 
+  it("posts through the proxy of HTTPS_PROXY or HTTP_PROXY, as Claude Code's http hooks do, unless NO_PROXY exempts the host", async () => {
+    const proxy = await connectProxy();
+    const hookUrl = `${server.url}/v1/hooks/claude-code`;
+    const target = new URL(server.url).host;
+    for (const variable of ["HTTPS_PROXY", "HTTP_PROXY"]) {
+      const result = await runCli(["send", "--url", hookUrl], fixture("claude-code.PreToolUse.json"), {
+        HOOKGATE_TOKEN: TOKEN,
+        [variable]: proxy.url,
+      });
+      expect(result).toMatchObject({ code: 0, stdout: DENY, stderr: "" });
+    }
+    expect(proxy.tunnels).toEqual([target, target]);
+    const exempt = await runCli(["send", "--url", hookUrl], fixture("claude-code.PreToolUse.json"), {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: proxy.url,
+      NO_PROXY: "127.0.0.1",
+    });
+    expect(exempt).toMatchObject({ code: 0, stdout: DENY });
+    expect(proxy.tunnels).toHaveLength(2);
+  });
+
+  it("says which proxy failed when the proxy refuses the tunnel, without its password", async () => {
+    const proxy = await connectProxy(407);
+    const result = await runCli(
+      ["send", "--url", `${server.url}/v1/hooks/claude-code`],
+      fixture("claude-code.PreToolUse.json"),
+      { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: proxy.url.replace("//", "//me:hunter2@") },
+    );
+    expect(result).toMatchObject({ code: 0, stdout: "" });
+    expect(result.stderr).toMatch(/^hookgate send: .*through the proxy http:\/\/127\.0\.0\.1:\d+.*407/);
+    expect(result.stderr).not.toContain("hunter2");
+  });
+
   it.each([
     ["the gateway is down", () => ["--url", closedUrl], /nothing is listening/],
     ["the URL is not a URL", () => ["--url", "not a url"], /is not a URL/],
@@ -259,3 +293,38 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(result.stderr).toMatch(/^hookgate send: /);
   });
 });
+
+/**
+ * A loopback forward proxy that tunnels CONNECT requests (as an agent's proxy does), recording
+ * each tunnel's target; with `refuse`, it answers every CONNECT with that status instead.
+ */
+async function connectProxy(refuse?: number): Promise<{ url: string; tunnels: string[] }> {
+  const tunnels: string[] = [];
+  const proxy = createServer((_req, res) => {
+    res.writeHead(405);
+    res.end();
+  });
+  proxy.on("connect", (req, client) => {
+    if (refuse !== undefined) {
+      client.end(`HTTP/1.1 ${refuse} Refused\r\n\r\n`);
+      return;
+    }
+    tunnels.push(req.url ?? "");
+    const [host, port] = (req.url ?? "").split(/:(?=\d+$)/);
+    const upstream = connect(Number(port), host, () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      upstream.pipe(client).pipe(upstream);
+    });
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  whenDone(
+    () =>
+      new Promise((resolve) => {
+        proxy.closeAllConnections();
+        proxy.close(resolve);
+      }),
+  );
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, tunnels };
+}

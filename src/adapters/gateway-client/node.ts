@@ -18,6 +18,8 @@ export interface GatewayRequest {
   readonly timeoutMs: number;
   /** Bodies larger than this are a failure (default 4 MiB). */
   readonly maxBytes?: number;
+  /** A forward proxy's URL to go through (proxied.ts), as the agent's http hooks to the gateway go. */
+  readonly proxy?: string;
 }
 
 export interface GatewayResponse {
@@ -56,6 +58,9 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
   }
   const body = typeof request.body === "string" ? Buffer.from(request.body) : request.body;
   const maxBytes = request.maxBytes ?? DEFAULT_MAX_BYTES;
+  const { proxy } = request;
+  if (proxy !== undefined)
+    return import("./proxied.js").then((m) => m.proxiedRequest(request, url, proxy, maxBytes));
   return new Promise((resolve) => {
     let req: ClientRequest | undefined;
     const timer = setTimeout(() => {

@@ -1,0 +1,73 @@
+/**
+ * A gateway request through a forward proxy (`hookgate send` with HTTPS_PROXY or HTTP_PROXY set,
+ * as the agent's http hooks go): undici's ProxyAgent, which tunnels with CONNECT to the gateway,
+ * http or https, and sends the proxy URL's user name and password as Proxy-Authorization. Loaded
+ * only when a proxy is used: undici costs a command hook's run about 70 ms to load, and its
+ * WebAssembly parser's compile holds the process's exit (node.ts).
+ */
+import { ProxyAgent } from "undici";
+import { errorMessage } from "../../core/errors.js";
+import { withoutUserinfo } from "../../core/url-userinfo.js";
+import type { GatewayRequest, GatewayResult } from "./node.js";
+
+export async function proxiedRequest(
+  request: GatewayRequest,
+  url: URL,
+  proxy: string,
+  maxBytes: number,
+): Promise<GatewayResult> {
+  const via = `through the proxy ${withoutUserinfo(proxy).replace(/\/$/, "")}`;
+  let agent: ProxyAgent;
+  try {
+    agent = new ProxyAgent({ uri: proxy });
+  } catch (e) {
+    return { ok: false, error: `the proxy ${withoutUserinfo(proxy)} is not usable: ${errorMessage(e)}` };
+  }
+  const signal = AbortSignal.timeout(request.timeoutMs);
+  try {
+    // Never follows a redirect: undici's request() does not.
+    const res = await agent.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: request.method,
+      headers: { ...request.headers },
+      body: request.body ?? null,
+      signal,
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.byteLength;
+      if (size > maxBytes) {
+        return { ok: false, error: `the answer from ${url.href} (${via}) is larger than the client accepts` };
+      }
+      chunks.push(chunk);
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+    }
+    return {
+      ok: true,
+      response: { status: res.statusCode, headers, body: Buffer.concat(chunks).toString("utf8") },
+    };
+  } catch (e) {
+    if (signal.aborted) {
+      return { ok: false, error: `${url.href} did not answer within ${request.timeoutMs / 1000} s (${via})` };
+    }
+    return { ok: false, error: `request to ${url.href} ${via} failed: ${failureText(e)}` };
+  } finally {
+    // Not waited for: what is left of the exchange (a body past the limit) is dropped.
+    agent.destroy().catch(() => {});
+  }
+}
+
+/** undici's message and code, then its cause's (ECONNREFUSED from the proxy's own address), on one line. */
+function failureText(e: unknown): string {
+  const parts: string[] = [];
+  for (let cause: unknown = e; cause instanceof Error && parts.length < 3; cause = cause.cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    parts.push(`${errorMessage(cause)}${typeof code === "string" ? ` (${code})` : ""}`);
+  }
+  return parts.join(": ").replace(/\s+/g, " ").trim();
+}

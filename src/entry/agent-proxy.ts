@@ -1,0 +1,93 @@
+/**
+ * How an agent's http hook reads the proxy variables of its environment (clients.md §2.1, §9):
+ * `hookgate doctor` says where that differs from its own direct checks, and `hookgate send`, the
+ * command hook's adapter, posts the way the agent's http hooks to the same gateway do.
+ */
+import type { Env } from "./send.js";
+
+/**
+ * Whether the agent's http hook to `hookUrl` goes through the proxy of its environment, and if a
+ * proxy is set but NO_PROXY exempts the host, the variable that does: the agent then connects
+ * directly, through its checking lookup (clients.md §2.1, §9). Each client reads the variables
+ * its own way. Claude Code's current release (2.1.332) takes the first non-empty of https_proxy,
+ * HTTPS_PROXY, http_proxy, HTTP_PROXY, and ignores it, with a warning, unless it parses as a URL
+ * with a host (`proxy.corp:8080` does not); it reads no_proxy and NO_PROXY together when both are
+ * set and differ, either one `*` exempting every host, split on commas and spaces, taking
+ * `host:port`, `.domain` (the domain and below it) and the exact host. Claude Code 2.1.112 read
+ * no_proxy alone when set, and took any proxy: `older` says why it went through the proxy where
+ * the current release does not. deepcode's splits NO_PROXY (before no_proxy) on commas, drops a
+ * leading `*` or `.`, and takes the host or any name below it, and picks its proxy by `??`, so
+ * an empty https_proxy means none.
+ */
+export function agentProxy(
+  hookUrl: string,
+  dialect: string,
+  env: Env,
+): {
+  readonly used: boolean;
+  readonly proxy?: string;
+  readonly noProxy?: string;
+  readonly exemptedBy?: string;
+  /** The variable whose proxy, written without a scheme, Claude Code ignores. */
+  readonly ignored?: string;
+  /** Why Claude Code 2.1.112 and earlier go through the proxy where the current release does not. */
+  readonly older?: string;
+} {
+  const url = new URL(hookUrl);
+  const host = url.hostname.toLowerCase();
+  if (dialect === "deepcode") {
+    const proxy = env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY;
+    if (!proxy) return { used: false };
+    const name = env.NO_PROXY === undefined && env.no_proxy !== undefined ? "no_proxy" : "NO_PROXY";
+    const exempts = (env[name] ?? "")
+      .split(",")
+      .map((entry) => entry.trim().toLowerCase())
+      .filter((entry) => entry !== "")
+      .some((entry) => {
+        const domain = entry.replace(/^\*?\.?/, "");
+        return host === domain || host.endsWith(`.${domain}`) || host === entry;
+      });
+    return exempts ? { used: false, exemptedBy: name } : { used: true, proxy, noProxy: name };
+  }
+  const source = (["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] as const).find(
+    (name) => env[name],
+  );
+  const proxy = source === undefined ? undefined : env[source];
+  if (source === undefined || proxy === undefined) return { used: false };
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const exempts = (list: string | undefined) =>
+    list === "*" ||
+    (list ?? "")
+      .split(/[,\s]+/)
+      .filter((entry) => entry !== "")
+      .some((raw) => {
+        const entry = raw.toLowerCase();
+        if (entry.includes(":")) return `${host}:${port}` === entry;
+        if (entry.startsWith(".")) return host === entry.slice(1) || host.endsWith(entry);
+        return host === entry;
+      });
+  // The variable a fix should name: no_proxy when set, which every release reads.
+  const name = env.no_proxy ? "no_proxy" : "NO_PROXY";
+  const exempting = (["no_proxy", "NO_PROXY"] as const).filter((variable) => exempts(env[variable]));
+  const exemptedBy = exempting.length === 0 ? undefined : exempting.join(" and ");
+  const olderUsed = !exempts(env[name]);
+  if (exemptedBy !== undefined) {
+    return olderUsed
+      ? { used: false, proxy, exemptedBy, older: "Claude Code 2.1.112 and earlier read only no_proxy here" }
+      : { used: false, proxy, exemptedBy };
+  }
+  if (!hasHost(proxy)) {
+    return olderUsed
+      ? { used: false, proxy, ignored: source, older: "Claude Code 2.1.112 and earlier take it as http://" }
+      : { used: false, proxy, ignored: source };
+  }
+  return { used: true, proxy, noProxy: name };
+}
+
+function hasHost(proxy: string): boolean {
+  try {
+    return new URL(proxy).host !== "";
+  } catch {
+    return false;
+  }
+}
