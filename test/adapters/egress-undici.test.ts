@@ -846,6 +846,30 @@ describe("responses", () => {
     }
   });
 
+  it("says a server that answered an unrequested 100 Continue did so, not that the connection failed", async () => {
+    // hookgate sends no `Expect: 100-continue`. undici refuses an interim 100 before the answer
+    // (RFC 9110 §15.2 lets a client ignore it; node:http, Claude Code's, does): the call fails, and
+    // the reason says why, for the team to fix its server.
+    const early = createNetServer((socket) =>
+      socket.once("data", () =>
+        socket.end("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"),
+      ),
+    );
+    await new Promise<void>((resolve) => early.listen(0, "127.0.0.1", resolve));
+    const { port } = early.address() as AddressInfo;
+    try {
+      const { module } = egressWith(LOOPBACK_ONLY);
+      const res = await post(module, `http://127.0.0.1:${port}/hook`);
+      expect(!res.ok && res.error).toEqual({
+        code: "EGRESS_CONNECT_FAILED",
+        stage: "response",
+        reason: `http://127.0.0.1:${port}/… answered 100 Continue, which was not asked for (no Expect header was sent), before its answer: the HTTP client on Node refuses it, so the server must send its answer alone`,
+      });
+    } finally {
+      await new Promise((resolve) => early.close(resolve));
+    }
+  });
+
   it("says a connection not made within the connect time limit was that, not the call's own limit", async () => {
     // Takes the TCP connection and never answers the TLS handshake: as a host that drops packets.
     const sockets: Socket[] = [];

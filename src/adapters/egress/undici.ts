@@ -472,6 +472,17 @@ function describeFailure(
       timedOut: true,
     };
   }
+  // undici ends the connection at an interim 100 Continue (its client-h1 onHeadersComplete; the
+  // other "bad response" comes with no request in flight). hookgate sends no Expect, so the 100
+  // was not asked for: RFC 9110 §15.2 lets a client ignore it, and node:http (Claude Code's
+  // http hook) does, but undici has no setting for it. Said as what it was, for the team to fix.
+  if (name === "UND_ERR_SOCKET" && errorMessage(e) === "bad response") {
+    return {
+      code: "EGRESS_CONNECT_FAILED",
+      stage,
+      reason: `${describeTarget(url)} answered 100 Continue, which was not asked for (no Expect header was sent), before its answer: the HTTP client on Node refuses it, so the server must send its answer alone`,
+    };
+  }
   // Each address of a name that has several fails on its own: errorMessage joins them.
   const why = errorMessage(e);
   return {
