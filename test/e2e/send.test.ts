@@ -4,7 +4,7 @@
  */
 
 import { readFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -210,7 +210,7 @@ describe("hookgate send", { timeout: 90_000 }, () => {
   });
 
   it("posts through the proxy of HTTPS_PROXY or HTTP_PROXY, as Claude Code's http hooks do, unless NO_PROXY exempts the host", async () => {
-    const proxy = await connectProxy();
+    const proxy = await forwardProxy();
     const hookUrl = `${server.url}/v1/hooks/claude-code`;
     const target = new URL(server.url).host;
     for (const variable of ["HTTPS_PROXY", "HTTP_PROXY"]) {
@@ -220,25 +220,30 @@ describe("hookgate send", { timeout: 90_000 }, () => {
       });
       expect(result).toMatchObject({ code: 0, stdout: DENY, stderr: "" });
     }
-    expect(proxy.tunnels).toEqual([target, target]);
+    expect(proxy.seen).toEqual([
+      `POST http://${target}/v1/hooks/claude-code`,
+      `POST http://${target}/v1/hooks/claude-code`,
+    ]);
     const exempt = await runCli(["send", "--url", hookUrl], fixture("claude-code.PreToolUse.json"), {
       HOOKGATE_TOKEN: TOKEN,
       HTTPS_PROXY: proxy.url,
       NO_PROXY: "127.0.0.1",
     });
     expect(exempt).toMatchObject({ code: 0, stdout: DENY });
-    expect(proxy.tunnels).toHaveLength(2);
+    expect(proxy.seen).toHaveLength(2);
   });
 
-  it("says which proxy failed when the proxy refuses the tunnel, without its password", async () => {
-    const proxy = await connectProxy(407);
+  it("says the proxy refused the request when it answers 407, without its password", async () => {
+    const proxy = await forwardProxy(407);
     const result = await runCli(
       ["send", "--url", `${server.url}/v1/hooks/claude-code`],
       fixture("claude-code.PreToolUse.json"),
       { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: proxy.url.replace("//", "//me:hunter2@") },
     );
     expect(result).toMatchObject({ code: 0, stdout: "" });
-    expect(result.stderr).toMatch(/^hookgate send: .*through the proxy http:\/\/127\.0\.0\.1:\d+.*407/);
+    expect(result.stderr).toMatch(
+      /^hookgate send: the proxy http:\/\/127\.0\.0\.1:\d+ refused the request \(HTTP 407/,
+    );
     expect(result.stderr).not.toContain("hunter2");
   });
 
@@ -295,21 +300,31 @@ describe("hookgate send", { timeout: 90_000 }, () => {
 });
 
 /**
- * A loopback forward proxy that tunnels CONNECT requests (as an agent's proxy does), recording
- * each tunnel's target; with `refuse`, it answers every CONNECT with that status instead.
+ * A loopback forward proxy, as an agent's is: it passes on a request in absolute form (an http
+ * URL's) and tunnels a CONNECT (an https one's), recording each (`POST http://…`, `CONNECT
+ * host:port`); with `refuse`, it answers every request with that status instead.
  */
-async function connectProxy(refuse?: number): Promise<{ url: string; tunnels: string[] }> {
-  const tunnels: string[] = [];
-  const proxy = createServer((_req, res) => {
-    res.writeHead(405);
-    res.end();
+async function forwardProxy(refuse?: number): Promise<{ url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const proxy = createServer((req, res) => {
+    if (refuse !== undefined) {
+      res.writeHead(refuse).end();
+      return;
+    }
+    seen.push(`${req.method} ${req.url}`);
+    const upstream = request(req.url ?? "", { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
   });
   proxy.on("connect", (req, client) => {
     if (refuse !== undefined) {
       client.end(`HTTP/1.1 ${refuse} Refused\r\n\r\n`);
       return;
     }
-    tunnels.push(req.url ?? "");
+    seen.push(`CONNECT ${req.url}`);
     const [host, port] = (req.url ?? "").split(/:(?=\d+$)/);
     const upstream = connect(Number(port), host, () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
@@ -326,5 +341,5 @@ async function connectProxy(refuse?: number): Promise<{ url: string; tunnels: st
         proxy.close(resolve);
       }),
   );
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, tunnels };
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen };
 }

@@ -1,7 +1,9 @@
 /**
  * A gateway request through a forward proxy (`hookgate send` with HTTPS_PROXY or HTTP_PROXY set,
- * as the agent's http hooks go): undici's ProxyAgent, which tunnels with CONNECT to the gateway,
- * http or https, and sends the proxy URL's user name and password as Proxy-Authorization. Loaded
+ * as the agent's http hooks go): undici's ProxyAgent, which sends the proxy URL's user name and
+ * password as Proxy-Authorization. An http gateway's request goes to the proxy in absolute form,
+ * as curl sends it, an https one's through a CONNECT tunnel: a proxy set as Squid is by default
+ * refuses a CONNECT to any port but 443, and an http gateway listens on another (8787). Loaded
  * only when a proxy is used: undici costs a command hook's run about 70 ms to load, and its
  * WebAssembly parser's compile holds the process's exit (node.ts).
  */
@@ -16,10 +18,11 @@ export async function proxiedRequest(
   proxy: string,
   maxBytes: number,
 ): Promise<GatewayResult> {
-  const via = `through the proxy ${withoutUserinfo(proxy).replace(/\/$/, "")}`;
+  const shownProxy = withoutUserinfo(proxy).replace(/\/$/, "");
+  const via = `through the proxy ${shownProxy}`;
   let agent: ProxyAgent;
   try {
-    agent = new ProxyAgent({ uri: proxy });
+    agent = new ProxyAgent({ uri: proxy, proxyTunnel: false });
   } catch (e) {
     return { ok: false, error: `the proxy ${withoutUserinfo(proxy)} is not usable: ${errorMessage(e)}` };
   }
@@ -54,6 +57,14 @@ export async function proxiedRequest(
   } catch (e) {
     if (signal.aborted) {
       return { ok: false, error: `${url.href} did not answer within ${request.timeoutMs / 1000} s (${via})` };
+    }
+    // undici fails a 407 from the proxy, to a request in absolute form or a CONNECT alike.
+    if (/\(407\)/.test(errorMessage(e))) {
+      return {
+        ok: false,
+        error: `the proxy ${shownProxy} refused the request (HTTP 407 Proxy Authentication Required)`,
+        fix: "give the proxy's user name and password in its URL (http://user:password@host:port)",
+      };
     }
     return { ok: false, error: `request to ${url.href} ${via} failed: ${failureText(e)}` };
   } finally {
