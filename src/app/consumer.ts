@@ -147,8 +147,8 @@ export function startConsumer(
       // Gone from the queue: a replay of its dead letter is another message.
       if (outcome.kind !== "retry") unsent.forget(key);
     } catch (e) {
-      // The queue could not record the outcome (a network blip to SQS, a SQLite file locked until
-      // the lease ended: sqlite.ts tries a locked file again until then): the lease expires and
+      // The queue could not record the outcome (a network blip to SQS, a SQLite file locked, or on a
+      // full disk, until the lease ended: sqlite.ts tries again until then): the lease expires and
       // the job comes back, so log it and keep consuming. Back, it counts this
       // receive as an attempt: one that sent nothing is taken off again then.
       if (outcome.kind !== "ack" && outcome.unsent) unsent.add(key);

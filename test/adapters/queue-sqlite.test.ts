@@ -808,6 +808,80 @@ describe("sqlite queue, a delivery settled while another process holds the file 
   });
 });
 
+/**
+ * A queue whose own connection is given back too, to fill its disk: SQLite's max_page_count, set
+ * on that connection, fails a write that would grow the file with SQLITE_FULL, as a full disk does.
+ */
+function openWithConnection(options: Omit<Parameters<typeof createSqliteQueue>[0], "path">) {
+  const pragma = Database.prototype.pragma;
+  let connection: Database.Database | undefined;
+  Database.prototype.pragma = function (this: Database.Database, ...args: Parameters<typeof pragma>) {
+    connection ??= this;
+    return pragma.apply(this, args);
+  };
+  let queue: SqliteQueue<Job>;
+  try {
+    queue = createSqliteQueue<Job>({ path, ...options });
+  } finally {
+    Database.prototype.pragma = pragma;
+  }
+  opened.push(queue);
+  if (!connection) throw new Error("the queue's connection was not seen");
+  const db = connection;
+  return {
+    queue,
+    /** No page more than the file has now: a write that needs one fails, SQLITE_FULL. */
+    fillDisk: () => db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`),
+    makeRoom: () => db.pragma("max_page_count = 1073741823"),
+  };
+}
+
+describe("sqlite queue, a delivery settled on a full disk", () => {
+  /** Waits until `check` holds, looking every 5 ms; fails the test if it never does. */
+  async function until(check: () => boolean): Promise<void> {
+    for (let i = 0; i < 2000 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+    expect(check()).toBe(true);
+  }
+
+  // Each settle writes a text of 200 KB (the sink's error, or why it is held), which needs pages.
+  const big = "x".repeat(200_000);
+  const settles: [string, (q: SqliteQueue<Job>, m: ReceivedMessage<Job>) => Promise<boolean>][] = [
+    ["retry", (q, m) => q.retry(m, 0, big)],
+    ["hold", (q, m) => q.hold(m, 0, big)],
+    ["deadLetter", (q, m) => q.deadLetter(m, big)],
+  ];
+
+  it.each(settles)(
+    "%s: goes in once room is made, before the lease ends, so the job is not sent again",
+    async (_kind, settle) => {
+      // A settle that failed on a full disk was given up at once: the job stayed leased, came back
+      // when its lease ran out and was sent again with the same webhook-id.
+      let calls = 0;
+      const waits: string[] = [];
+      const { queue, fillDisk, makeRoom } = openWithConnection({
+        owner: "serve",
+        now: () => clock,
+        afterCall: () => {
+          calls += 1;
+        },
+        onSettleWait: (error) => waits.push(error === undefined ? "settled" : String(error)),
+      });
+      await queue.send([{ id: "a", body: { n: 1, text: big } as Job }]);
+      const [message] = await queue.receive(1, 60_000);
+      if (!message) throw new Error("nothing received");
+      fillDisk();
+      const before = calls;
+      const settled = settle(queue, message);
+      settled.catch(() => undefined);
+      await until(() => calls >= before + 1 && waits.length > 0);
+      expect(waits.at(0)).toMatch(/disk is full/);
+      makeRoom();
+      expect(await settled).toBe(true);
+      expect(waits.at(-1)).toBe("settled");
+    },
+  );
+});
+
 describe("sqlite queue, two processes opening a queue file made before its columns at once", () => {
   it("opens, and adds the columns once, wherever in its open the other process opens the file", async () => {
     const outcomes: { step: number; self: string; other: string }[] = [];

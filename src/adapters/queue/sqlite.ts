@@ -50,7 +50,7 @@ export interface SqliteQueueOptions {
   readonly onDeadLettered?: (letter: QueueDeadLettered) => void;
   /**
    * Told, with the error, of each settle (ack, retry, hold, dead letter) that another process's
-   * lock failed and that is tried again; then, with none, once a settle goes in: while every
+   * lock or a full disk failed and that is tried again; then, with none, once a settle goes in: while every
    * delivery slot waits to settle, no receive runs to find the lock (`serve`'s /healthz).
    */
   readonly onSettleWait?: (error?: unknown) => void;
@@ -163,13 +163,17 @@ const REPLAY_SLICE_MS = 200;
 const REPLAY_PAUSE_MS = 150;
 /** Dead letters read at a time within a slice (a body may be a MiB). */
 const REPLAY_READ_ROWS = 50;
-/** How long a settle that another process's lock failed waits before it is tried again. */
+/** How long a settle that failed on a lock or a full disk waits before it is tried again. */
 const SETTLE_RETRY_MS = 1000;
 
-/** A failure because another connection held the file locked past the busy timeout. */
-const isLocked = (e: unknown): boolean => {
+/**
+ * A failure that passes without anything done here, so a settle waits it out: another connection
+ * held the file locked past the busy timeout, or the disk was full (or the process's file size
+ * limit reached: SQLite says SQLITE_FULL for both), and room is made.
+ */
+const passes = (e: unknown): boolean => {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code);
+  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED|FULL)/.test(code);
 };
 
 // `visible_at` is when a job may next be received: its ready time, or while leased the end of
@@ -758,9 +762,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   let settleWaiting = false;
   /**
    * Settles a leased job (ack, retry, hold, dead letter), tried again while another process holds
-   * the file locked, until the lease it settles would end: given up at the first failure, the job
-   * stayed leased, came back once its lease ran out and was sent again (the same webhook-id), a
-   * duplicate at each lock that outlasted the busy timeout. Only this queue leases its jobs again,
+   * the file locked or its disk is full, until the lease it settles would end: given up at the
+   * first failure, the job stayed leased, came back once its lease ran out and was sent again (the
+   * same webhook-id), a duplicate at each lock that outlasted the busy timeout and at each full
+   * disk that room was made on within the lease. Other failures (a damaged file) do not pass by
+   * waiting, and are given up at once. Only this queue leases its jobs again,
    * and only once their leases end, so a settle that goes in before then settles that delivery.
    */
   const settling = async <R>(receipt: string, run: () => Promise<R>): Promise<R> => {
@@ -775,7 +781,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         return settled;
       } catch (e) {
         const end = leaseEnds.get(receipt);
-        if (!isLocked(e) || end === undefined || !db.open || monotonic() + SETTLE_RETRY_MS >= end) {
+        if (!passes(e) || end === undefined || !db.open || monotonic() + SETTLE_RETRY_MS >= end) {
           leaseEnds.delete(receipt);
           throw e;
         }
