@@ -880,6 +880,41 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
       expect(waits.at(-1)).toBe("settled");
     },
   );
+
+  it("tells the wait over only once no settle waits, not when the first of two goes in", async () => {
+    // One flag for every settle: the ack that went in told the wait over (serve's /healthz said
+    // the outcomes were recorded again) while the retry still waited for room.
+    const waits: string[] = [];
+    const { queue, fillDisk, makeRoom } = openWithConnection({
+      owner: "serve",
+      now: () => clock,
+      busyTimeoutMs: 0,
+      onSettleWait: (error) => waits.push(error === undefined ? "settled" : String(error)),
+    });
+    await queue.send([
+      { id: "a", body: { n: 1 } },
+      { id: "b", body: { n: 2 } },
+    ]);
+    const [a, b] = await queue.receive(2, 60_000);
+    if (!a || !b) throw new Error("nothing received");
+    const other = new Database(path);
+    whenDone(() => other.close());
+    other.exec("BEGIN EXCLUSIVE");
+    fillDisk();
+    const acked = queue.ack(a);
+    const retried = queue.retry(b, 0, big);
+    retried.catch(() => undefined);
+    await until(() => waits.filter((w) => /locked|busy/i.test(w)).length >= 2);
+    other.exec("COMMIT");
+    expect(await acked).toBe(true);
+    // The retry waits on for room: the wait is not over.
+    await until(() => waits.some((w) => /disk is full/.test(w)));
+    expect(waits).not.toContain("settled");
+    makeRoom();
+    expect(await retried).toBe(true);
+    expect(waits.filter((w) => w === "settled")).toEqual(["settled"]);
+    expect(waits.at(-1)).toBe("settled");
+  });
 });
 
 describe("sqlite queue, two processes opening a queue file made before its columns at once", () => {

@@ -758,8 +758,14 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     if (waiting.length === 0) setImmediate(commitWaiting);
     waiting.push(entry);
   };
-  /** A settle failed on a lock and none has gone in since (`onSettleWait`). */
-  let settleWaiting = false;
+  /**
+   * The settles waiting to be tried again, by receipt. The wait is told over (`onSettleWait`) once
+   * a settle goes in and none is left waiting: with one flag for all, the first of two to go in
+   * told it over while the other still waited.
+   */
+  const settlesWaiting = new Set<string>();
+  /** A wait was told and not yet told over. */
+  let toldWaiting = false;
   /**
    * Settles a leased job (ack, retry, hold, dead letter), tried again while another process holds
    * the file locked or its disk is full, until the lease it settles would end: given up at the
@@ -774,8 +780,9 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       try {
         const settled = await run();
         leaseEnds.delete(receipt);
-        if (settleWaiting) {
-          settleWaiting = false;
+        settlesWaiting.delete(receipt);
+        if (toldWaiting && settlesWaiting.size === 0) {
+          toldWaiting = false;
           options.onSettleWait?.();
         }
         return settled;
@@ -783,9 +790,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         const end = leaseEnds.get(receipt);
         if (!passes(e) || end === undefined || !db.open || monotonic() + SETTLE_RETRY_MS >= end) {
           leaseEnds.delete(receipt);
+          settlesWaiting.delete(receipt);
           throw e;
         }
-        settleWaiting = true;
+        settlesWaiting.add(receipt);
+        toldWaiting = true;
         options.onSettleWait?.(e);
         await sleep(SETTLE_RETRY_MS);
       }
