@@ -667,6 +667,9 @@ async function start(): Promise<void> {
         if (ended) return;
         clearInterval(poll);
         clearInterval(gaugeTimer);
+        // The deliveries in flight end, and their outcomes are tried once: one waiting on a lock
+        // or a full disk is left leased for the next serve, not waited for until its lease ends.
+        queue.stopWaiting();
         await lastDrain();
         await consumer?.stop();
         // Deleted since the last heartbeat's check (the data dir removed, then serve stopped):

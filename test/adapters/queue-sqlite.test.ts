@@ -793,6 +793,29 @@ describe("sqlite queue, a delivery settled while another process holds the file 
     },
   );
 
+  it.each(settles)(
+    "%s: is given up once stopWaiting is called, its job left leased for the next process",
+    async (_kind, settle) => {
+      // serve stops: a settle waiting until its lease ended held the stop past its 30 s.
+      const { queue, message, waits } = await leasedJob();
+      const other = new Database(path);
+      whenDone(() => other.close());
+      other.exec("BEGIN EXCLUSIVE");
+      const settled = settle(queue, message);
+      settled.catch(() => undefined);
+      await until(() => waits.length > 0);
+      queue.stopWaiting();
+      await expect(settled).rejects.toThrow(/locked|busy/i);
+      // One that fails after the stop is not waited for either.
+      await expect(settle(queue, message)).rejects.toThrow(/locked|busy/i);
+      other.exec("ROLLBACK");
+      // Nothing lost: the next process takes the job back and delivers it.
+      const next = open("next");
+      expect(next.recoverLeases()).toBe(1);
+      expect((await next.receive(1, 60_000)).map((m) => m.id)).toEqual(["a"]);
+    },
+  );
+
   it.each(settles)("%s: is given up once the lease it settles has ended", async (_kind, settle) => {
     const { queue, message, calls } = await leasedJob();
     const other = new Database(path);

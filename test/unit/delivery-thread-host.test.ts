@@ -549,6 +549,21 @@ describe("startDeliveryThread", () => {
     lock.exec("COMMIT");
   }, 60_000);
 
+  it("stops a real thread whose outcomes wait on a locked queue file without waiting out their leases, its jobs left for the next serve (built dist/)", async () => {
+    // Each outcome waiting on the lock was tried again until its lease ended (60 s): the stop
+    // took its whole 30 s and ended the thread.
+    const { thread, sink, lock, logs, dataDir } = await tenSettledOnALockedFile(1000);
+    await until(() => sink.received.length === 10);
+    await until(() => thread.trouble()?.delivery === "failing");
+    await thread.stop();
+    expect(logs.map((l) => l.msg)).not.toContain("the delivery thread did not stop in time; ending it");
+    lock.exec("COMMIT");
+    // Nothing lost: the ten are leased still, and the next serve takes them back.
+    const next = createSqliteQueue<DeliveryJob>({ path: join(dataDir, "queue.sqlite"), owner: "next" });
+    whenDone(() => next.close());
+    expect(next.recoverLeases()).toBe(10);
+  }, 60_000);
+
   it("lets the process exit after halt while its thread waits on a lock, without aborting (built dist/)", async () => {
     // A second signal while serve stops exits the process, which ends the delivery thread
     // wherever it is: inside a SQLite call waiting on a queue file another process held locked,

@@ -112,6 +112,13 @@ export interface SqliteQueue<T> extends Queue<T> {
   intake(rows: readonly IntakeRow[], position: IntakePosition): Promise<void>;
   /** Where the last `intake` left the journal, or undefined before the first. */
   intakePosition(): IntakePosition | undefined;
+  /**
+   * From here on a settle that fails on a lock or a full disk is given up at once, and those
+   * waiting to be tried again give up now (`serve` stops: waiting until their leases ended, a
+   * stop took its whole 30 s and ended the thread). Nothing is lost: each job stays leased, and
+   * the next `serve` takes it back (`recoverLeases`) and delivers it again.
+   */
+  stopWaiting(): void;
   /** What the file holds now, read without a write lock (`serve`'s gauges on /metrics). */
   stats(): QueueStats;
   /**
@@ -766,6 +773,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const settlesWaiting = new Set<string>();
   /** A wait was told and not yet told over. */
   let toldWaiting = false;
+  /** Aborted by `stopWaiting`: no settle waits from then on. */
+  const stopped = new AbortController();
   /**
    * Settles a leased job (ack, retry, hold, dead letter), tried again while another process holds
    * the file locked or its disk is full, until the lease it settles would end: given up at the
@@ -788,17 +797,22 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         return settled;
       } catch (e) {
         const end = leaseEnds.get(receipt);
-        if (!passes(e) || end === undefined || !db.open || monotonic() + SETTLE_RETRY_MS >= end) {
+        const waits = passes(e) && end !== undefined && db.open && monotonic() + SETTLE_RETRY_MS < end;
+        if (!waits || !(await waited(receipt, e))) {
           leaseEnds.delete(receipt);
           settlesWaiting.delete(receipt);
           throw e;
         }
-        settlesWaiting.add(receipt);
-        toldWaiting = true;
-        options.onSettleWait?.(e);
-        await sleep(SETTLE_RETRY_MS);
       }
     }
+  };
+  /** Waits before a settle that failed on `error` is tried again; false if `stopWaiting` ended it. */
+  const waited = async (receipt: string, error: unknown): Promise<boolean> => {
+    if (stopped.signal.aborted) return false;
+    settlesWaiting.add(receipt);
+    toldWaiting = true;
+    options.onSettleWait?.(error);
+    return sleep(SETTLE_RETRY_MS, true, { signal: stopped.signal }).catch(() => false);
   };
 
   return {
@@ -829,6 +843,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     intakePosition() {
       return getPosition.get();
+    },
+
+    stopWaiting() {
+      stopped.abort();
     },
 
     stats() {
