@@ -50,8 +50,9 @@ export interface SqliteQueueOptions {
   readonly onDeadLettered?: (letter: QueueDeadLettered) => void;
   /**
    * Told, with the error, of each settle (ack, retry, hold, dead letter) that another process's
-   * lock or a full disk failed and that is tried again; then, with none, once a settle goes in: while every
-   * delivery slot waits to settle, no receive runs to find the lock (`serve`'s /healthz).
+   * lock or a full disk failed and that is tried again; then, with none, once a settle goes in and
+   * none waits: while every delivery slot waits to settle, no receive runs to find the lock
+   * (`serve`'s /healthz).
    */
   readonly onSettleWait?: (error?: unknown) => void;
   /** Told when the wall clock went back and the queue's times were moved back with it (keepClock). */
@@ -781,8 +782,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
    * first failure, the job stayed leased, came back once its lease ran out and was sent again (the
    * same webhook-id), a duplicate at each lock that outlasted the busy timeout and at each full
    * disk that room was made on within the lease. Other failures (a damaged file) do not pass by
-   * waiting, and are given up at once. Only this queue leases its jobs again,
-   * and only once their leases end, so a settle that goes in before then settles that delivery.
+   * waiting, and are given up at once. Only this queue leases its jobs again, and only once their
+   * leases end, so a settle that goes in before then settles that delivery.
    */
   const settling = async <R>(receipt: string, run: () => Promise<R>): Promise<R> => {
     for (;;) {
