@@ -457,10 +457,19 @@ function errorMessageOf(body: unknown): string | undefined {
   return message === "" ? undefined : message;
 }
 
-/** A string as it is, an object or array as JSON; nothing else. */
+/**
+ * A string as it is, an object or array as JSON; nothing else. Nor one nested deeper than
+ * JSON.stringify can write out: JSON.parse read it, but the writer recurses, and its RangeError
+ * made the rule's failure an INTERNAL_ERROR that no longer said what the server answered.
+ */
 function textOf(value: unknown): string | undefined {
   if (typeof value === "string") return value;
-  return value !== null && typeof value === "object" ? JSON.stringify(value) : undefined;
+  if (value === null || typeof value !== "object") return undefined;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

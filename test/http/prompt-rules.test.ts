@@ -406,6 +406,11 @@ describe("prompt rules: failures answer with onError", () => {
     ["code-fenced JSON", { text: '```json\n{"ok": true, "reason": "x"}\n```' }, "JUDGE_OFF_SCHEMA"],
     ["an off-schema answer", { verdict: { ok: "no", reason: 5 } as never }, "JUDGE_OFF_SCHEMA"],
     ["a reset connection", { reset: true }, "EGRESS_CONNECT_FAILED"],
+    [
+      "an error whose message nests past what JSON.stringify can write out",
+      { status: 422, body: `{"detail":${"[".repeat(100_000)}${"]".repeat(100_000)}}` },
+      "JUDGE_HTTP_ERROR: anthropic answered HTTP 422",
+    ],
   ] as const)("%s", async (_name, script, code) => {
     const app = await appWith();
     model.script(script as never);
