@@ -821,10 +821,28 @@ function readVerdict(value: unknown, what: string, text?: string): Result<Verdic
   });
 }
 
+/** The most of a verdict's unexpected keys a message names, and the characters of each. */
+const MAX_KEYS_NAMED = 5;
+const MAX_KEY_CHARS = 40;
+
+/**
+ * A verdict's unexpected keys as a message names them. The model chose them, steered by the event
+ * it read if that asked it to, and the message is the onError reason the agent's terminal shows:
+ * a key holding an escape sequence wrote the user's clipboard (OSC 52), and 100,000 characters of
+ * keys made a reason as long. So as a provider's text is quoted (`providerText`), a few of them.
+ */
+function keysNamed(keys: readonly string[]): string {
+  const named = keys
+    .slice(0, MAX_KEYS_NAMED)
+    .map((key) => shorten(maskString(withoutControls(key)), MAX_KEY_CHARS));
+  const more = keys.length - named.length;
+  return `${named.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
+}
+
 /** What makes a verdict off-schema, or undefined for a well-formed one. */
 function verdictProblem(value: Readonly<Record<string, unknown>>): string | undefined {
   const extra = Object.keys(value).filter((k) => !VERDICT_KEYS.has(k));
-  if (extra.length > 0) return `has unexpected keys: ${extra.join(", ")}`;
+  if (extra.length > 0) return `has unexpected keys: ${keysNamed(extra)}`;
   if (typeof value.ok !== "boolean") return 'has no boolean "ok"';
   if (typeof value.reason !== "string") return 'has no string "reason"';
   if (value.impossible !== undefined && typeof value.impossible !== "boolean")

@@ -788,6 +788,34 @@ describe("parseJudgeResponse", () => {
     });
   });
 
+  it("names a verdict's unexpected keys without their control characters, each cut short and a few of them", () => {
+    // The keys are the model's own, steerable by the event it read, and the message is the onError
+    // reason the agent's terminal shows: an OSC 52 there wrote the user's clipboard.
+    const steered = `\u001b]52;c;cm0gLXJmIH4=\u0007\r\u202eexe${"k".repeat(100_000)}`;
+    const many = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`key${i}`, i]));
+    for (const body of [
+      anthropicToolAnswer({ ok: true, reason: "fine", [steered]: 1 }),
+      openaiAnswer(JSON.stringify({ ok: true, reason: "fine", [steered]: 1 })),
+      anthropicToolAnswer({ ok: true, reason: "fine", ...many }),
+    ]) {
+      const provider = body.includes('"choices"') ? "openai" : "anthropic";
+      const result = parseJudgeResponse(provider, 200, body);
+      expect(result).toMatchObject({ ok: false, error: { code: "JUDGE_OFF_SCHEMA" } });
+      const message = result.ok ? "" : result.error.message;
+      expect(message).toMatch(/has unexpected keys: /);
+      for (const c of ["\u001b", "\u0007", "\r", "\u202e"]) expect(message).not.toContain(c);
+      expect(message.length).toBeLessThan(500);
+    }
+    const named = parseJudgeResponse(
+      "anthropic",
+      200,
+      anthropicToolAnswer({ ok: true, reason: "x", ...many }),
+    );
+    expect(named.ok ? "" : named.error.message).toMatch(
+      /unexpected keys: key0, key1, key2, key3, key4 and 995 more$/,
+    );
+  });
+
   it("does not take a verdict cut off at the token limit, even one that parses", () => {
     const anthropic = JSON.stringify({
       type: "message",
