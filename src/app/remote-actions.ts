@@ -232,14 +232,20 @@ type Attempt = {
   readonly cached?: true;
 };
 
-/** The event as parsed (a duplicate key read once, as the static rules read it), ids left out. */
+/**
+ * The event as parsed (a duplicate key read once, as the static rules read it), ids left out, and
+ * the policy's own secrets in it scrubbed: an agent that printed its environment (`env`, a .env
+ * file) carries the gateway's keys and tokens in its next event, and a model's provider is no
+ * place for them (another provider's key least of all). The event's other credentials are the
+ * agent's own and go as they are. What a model reads is what its verdict is keyed by.
+ */
 function seenOf(input: RemoteInput): string {
   // Copied key by key into an object without a prototype, so that an own `__proto__` key stays
   // data (as Object.fromEntries kept it), without the pair arrays entries and filter made.
   const payload = input.event.payload;
   const kept: Record<string, unknown> = Object.create(null);
   for (const key of Object.keys(payload)) if (!VOLATILE_KEYS.has(key)) kept[key] = payload[key];
-  return JSON.stringify(kept);
+  return scrubSecrets(JSON.stringify(kept), input.policy.secrets);
 }
 
 /**

@@ -1183,6 +1183,26 @@ describe("prompt rules: cost control", () => {
     expect(plain.hookSpecificOutput.permissionDecisionReason).toMatch(/outside src/);
   });
 
+  it("shows the model the policy's own secrets in the event scrubbed, and keys its verdict so", async () => {
+    // An agent that printed its environment (`env`, a .env file) carries the gateway's own keys in
+    // its next event: the model's provider is not the place for them, nor another model's key.
+    const app = await appWith({}, { cacheTtlSeconds: 60 });
+    const before = model.requests.length;
+    const printed = (key: string) => ({
+      ...write("/p/src/env.ts"),
+      tool_input: { file_path: "/p/src/env.ts", content: `MODEL_KEY=${key}\nOTHER=1` },
+    });
+    await app.post("/v1/hooks", printed("sk-test-key"));
+    const prompt = model.requests.at(-1)?.body.messages[0].content as string;
+    expect(model.requests.length - before).toBe(1);
+    expect(prompt).not.toContain("sk-test-key");
+    expect(prompt).toContain("MODEL_KEY=[masked]");
+    // What the model read is what its verdict is keyed by: the same event with the key written
+    // out as the model saw it is answered from the cache.
+    await app.post("/v1/hooks", printed("[masked]"));
+    expect(model.requests.length - before).toBe(1);
+  });
+
   it("makes one call for identical events judged at once, the others answered from its verdict", async () => {
     const app = await appWith();
     const before = model.requests.length;
