@@ -278,6 +278,34 @@ describe("the Lambda bundle", () => {
     expect(JSON.parse(answer.body).hookSpecificOutput.permissionDecisionReason).toBe("regex");
   });
 
+  it("answers a hook on its direct path without loading Node's fetch (undici), which a cold start would parse for nothing", async () => {
+    // Node loads its fetch with the first Headers, Request or Response a process makes: the
+    // check of an event's headers made one, some 20–45 ms of the first decision's cold start.
+    const script = `
+      const { handler } = await import(process.env.BUNDLE);
+      const result = await handler(JSON.parse(process.env.EVENT), { getRemainingTimeInMillis: () => 10000 });
+      const fetchLoaded = process.moduleLoadList.some((m) => m.includes("undici"));
+      process.stderr.write("RESULT " + JSON.stringify({ result, fetchLoaded }) + "\\n", () => process.exit(0));
+    `;
+    const { stderr } = await run(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: outdir,
+      env: {
+        PATH: process.env.PATH ?? "",
+        BUNDLE: join(outdir, "lambda-http.mjs"),
+        EVENT: fixture("http-api-v2-pre-tool-use.json"),
+        HOOKGATE_POLICY: JSON.stringify({
+          version: 1,
+          rules: [{ id: "all", on: "PreToolUse", decide: "deny", reason: "denied" }],
+        }),
+      },
+      timeout: 20_000,
+    });
+    const line = stderr.split("\n").find((l) => l.startsWith("RESULT ")) ?? "RESULT {}";
+    const { result, fetchLoaded } = JSON.parse(line.slice("RESULT ".length));
+    expect(JSON.parse(result.body).hookSpecificOutput.permissionDecisionReason).toBe("denied");
+    expect(fetchLoaded).toBe(false);
+  });
+
   it("answers a notify event whose notify path is not shipped, and logs the failed enqueue with its sinks", async () => {
     // The bundle without the chunk that holds the notifier, which the HTTP handler imports with
     // the first event that has notify work.
