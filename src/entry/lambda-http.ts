@@ -4,7 +4,8 @@
  * (`isBase64Encoded`), which hono's adapter decodes. It reads a REST API's or payload 1.0 event
  * too (`multiValueHeaders`), and an Application Load Balancer target group's, with multi-value
  * headers on or off, answering each in its own shape (`albAnswer`). The same Hono app as on Node
- * answers, through hono's adapter, every route but the hook routes.
+ * answers, through hono's adapter, every route but the hook routes; it is imported with the first
+ * event that goes there (`adapt`).
  *
  * A POST to a hook route is answered as Node's listener answers it, with no web Request or
  * Response: lambda-hook-route.ts reads the hook from the event as the adapter's Request would
@@ -55,8 +56,7 @@ import { createLogRecorder, recordsAsked } from "../app/replay.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
 import { notifies } from "../core/policy.js";
 import { shorten, wellFormed } from "../core/truncate.js";
-import { type AppDeps, createApp, type RequestDeps } from "../http/app.js";
-import { createBrokenConfigApp } from "../http/broken-config.js";
+import type { AppDeps, RequestDeps } from "../http/app.js";
 import { hookResponse, INTERNAL_ERROR_BODY, runHookRoute } from "../http/hook-route.js";
 import { routePath } from "../http/route-path.js";
 import {
@@ -265,18 +265,23 @@ type Adapter = ((event: LambdaEvent, invocation: Invocation) => Promise<APIGatew
  * of the invocation the event came with. hono hands the app, as `env.lambdaContext`, whatever its
  * adapter is called with second, and reads it for nothing else: there it carries those deps
  * (`depsOfEnv`), not Lambda's context, which the app never reads.
+ *
+ * The app (and Hono with it) is imported and made with the first event the adapter is handed:
+ * the hook routes are answered without it (`answerHook`), so a cold start's first decision
+ * parses none of it.
  */
 function adapt(
-  app: { fetch: Hono["fetch"] },
+  makeApp: () => Promise<{ fetch: Hono["fetch"] }>,
   invocationDeps?: (invocation: Invocation) => RequestDeps,
 ): Adapter {
   const reached = new WeakSet<object>();
+  const app = once(makeApp);
   const front = {
-    fetch: (request: Request, env: { event: object }) => {
+    fetch: async (request: Request, env: { event: object }) => {
       reached.add(env.event);
       const refusal = eventRefusals.get(env.event);
       if (refusal) requestRefusals.set(request, refusal);
-      return app.fetch(request, env);
+      return (await app()).fetch(request, env);
     },
   };
   // The adapter calls only `fetch`, with the event in the env it passes.
@@ -542,7 +547,13 @@ function isBase64(text: string): boolean {
 async function build(runtime: LambdaRuntime): Promise<Adapter> {
   const config = await runtime.config();
   const { clock, logger, env } = runtime;
-  if (!config.ok) return adapt(createBrokenConfigApp(config.problem, logger, runtime.newId));
+  if (!config.ok) {
+    const { problem } = config;
+    return adapt(async () => {
+      const { createBrokenConfigApp } = await import("../http/broken-config.js");
+      return createBrokenConfigApp(problem, logger, runtime.newId);
+    });
+  }
   const { policy } = config;
   // Said by this function alone, whose notify rules they are: the delivery function said it too,
   // of rules it never runs, beside its own warning that it cannot retry or hold without the URL.
@@ -599,7 +610,8 @@ async function build(runtime: LambdaRuntime): Promise<Adapter> {
     runtimeLeftMs: () => invocation.ends - clock.monotonic() - RETURN_MARGIN_MS,
     notifier: lazyNotifier(notifier, (task, by, work) => deferTo(invocation, task, by, work), logger),
   });
-  return Object.assign(adapt(createApp(deps), invocationDeps), {
+  const app = async () => (await import("../http/app.js")).createApp(deps);
+  return Object.assign(adapt(app, invocationDeps), {
     // The deps the app answers a request of the invocation with (app.ts `requestDeps`).
     hook: (hook: EventHook, event: LambdaEvent, invocation: Invocation) =>
       answerHook(Object.assign({}, deps, invocationDeps(invocation)), hook, event),
