@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { SQSClient, SQSClientConfig } from "@aws-sdk/client-sqs";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
-import { type DeliveryJob, fitDeliveryJob } from "../core/delivery.js";
+import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
 import { withPatternEngines } from "../core/pattern-engines.js";
@@ -167,7 +167,12 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
         new Error(`${name} is not set: ${setQueueUrl(name, role)}`);
       if (!queueUrl) throw unset(QUEUE_URL_ENV);
       if (role === "consumer" && !deadLetterQueueUrl) throw unset(DLQ_URL_ENV);
-      const [{ createSqsQueue }, sqs] = await Promise.all([import("../adapters/queue/sqs.js"), client()]);
+      // The job's fitting comes with the SQS client: an HTTP function's cold start needs neither.
+      const [{ createSqsQueue }, { fitDeliveryJob }, sqs] = await Promise.all([
+        import("../adapters/queue/sqs.js"),
+        import("../core/delivery.js"),
+        client(),
+      ]);
       return createSqsQueue<DeliveryJob>({
         client: sqs,
         queueUrl,

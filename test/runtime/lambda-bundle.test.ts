@@ -125,12 +125,13 @@ describe("the Lambda bundle", () => {
     expect(buildOutput).toMatch(/lambda-sqs\.mjs: cold start [\d.]+ KiB \([\d.]+ KiB gzip\)/);
   });
 
-  it("loads neither the AWS SDK, undici, the pattern engines, the Bash splitter, remote actions, the notifier nor Hono's app at cold start, but ships them in lazy chunks", () => {
+  it("loads neither the AWS SDK, undici, the pattern engines, the Bash splitter, remote actions, the notifier, Hono's app nor the delivery jobs' code at cold start, but ships them in lazy chunks", () => {
     // Strings only each package's code holds: undici's error codes, SQS's JSON-protocol target,
     // re2js's and minimatch's error messages, a wrapper the splitter reads and shell-quote's escapes;
     // and lines of hookgate's remote actions and notifier, which the HTTP handler imports with the
     // first event that needs them (src/entry/lazy-actions.ts), and of Hono's router, which only
-    // the routes other than the hook routes need (lambda-http.ts `adapt`).
+    // the routes other than the hook routes need (lambda-http.ts `adapt`), and of the delivery
+    // jobs' code, which comes with the SQS client (lambda-config.ts `queue`).
     const markers = {
       undici: "UND_ERR_",
       "@aws-sdk/client-sqs": "AmazonSQS",
@@ -144,6 +145,7 @@ describe("the Lambda bundle", () => {
       "app/remote-actions.ts": "no answer before the gateway stopped",
       "app/notify.ts": "the notification goes out without it",
       "hono (http/app.ts)": "Context is not finalized",
+      "core/delivery.ts": "envelope body is not a delivery job",
     };
     const textOf = (files: Iterable<string>) => [...files].map((f) => readFileSync(f, "utf8")).join("\n");
     for (const handler of ["lambda-http.mjs", "lambda-sqs.mjs"]) {
