@@ -1,7 +1,8 @@
 /**
  * Policy regexes (`matcher`, `where.regex`) run on RE2 semantics (re2js, pure JavaScript, also on
  * Workers): linear time in the input, so no event can stall a request however evil the pattern.
- * Backreferences and lookaround do not compile there, and are rejected at load with that reason.
+ * Backreferences and lookaround do not compile there, and are rejected at load with that reason
+ * (a pattern refused for anything else gets RE2's reason alone).
  * Linear in the input times the size of the compiled program, so that size is capped too.
  *
  * The engine is a port with re2js (regex-re2.ts) as its default. The Worker and Lambda bundles
@@ -47,6 +48,16 @@ export const registerRegexEngine = port.register;
 /** True once a compile failed with REGEX_ENGINE_MISSING, until an engine is registered. */
 export const isRegexEngineWanted = port.isWanted;
 
+/**
+ * Whether RE2 stopped at a backreference (`\1`, `\k<n>`) or a lookaround (`(?=`, `(?!`, `(?<=`,
+ * `(?<!`), read from the fragment its error quotes last ("invalid escape sequence: `\1`"), so
+ * that only a pattern written with one is told RE2 lacks them: an unclosed group is not.
+ */
+function usesBackreferenceOrLookaround(why: string): boolean {
+  const fragment = /`([^`]*)`$/.exec(why)?.[1] ?? "";
+  return /^(?:\\[1-9k]|\(\?[=!]|\(\?<[=!])/.test(fragment);
+}
+
 export function compileRegex(pattern: string): Result<RegexTest, string> {
   const engine = port.want();
   if (engine === undefined) return err(REGEX_ENGINE_MISSING);
@@ -55,9 +66,10 @@ export function compileRegex(pattern: string): Result<RegexTest, string> {
     compiled = engine.compile(pattern);
   } catch (e) {
     const why = errorMessage(e);
-    return err(
-      `is not a valid RE2 regular expression (${why}); backreferences and lookaround are not supported`,
-    );
+    const note = usesBackreferenceOrLookaround(why)
+      ? "; backreferences and lookaround are not supported"
+      : "";
+    return err(`is not a valid RE2 regular expression (${why})${note}`);
   }
   if (compiled.programSize > MAX_REGEX_PROGRAM_SIZE) {
     return err(

@@ -44,6 +44,32 @@ describe("the default engines", () => {
   });
 
   it.each([
+    ["(a)\\1", "`\\1`"],
+    ["(?<n>a)\\k<n>", "`\\k`"],
+    ["rm(?= -rf)", "`(?=`"],
+    ["(?!x)y", "`(?!`"],
+    ["(?<=a)b", "`(?<=a)b`"],
+    ["(?<!a)b", "`(?<!a)b`"],
+  ])("refuses %s, naming backreferences and lookaround, which it uses", (pattern, fragment) => {
+    const compiled = compileRegex(pattern);
+    expect(!compiled.ok && compiled.error).toContain(fragment);
+    expect(!compiled.ok && compiled.error).toMatch(/; backreferences and lookaround are not supported$/);
+  });
+
+  it.each([
+    ["(a", "missing closing )"],
+    ["[a-", "missing closing ]"],
+    ["a**", "invalid nested repetition operator"],
+    ["x{2,1}", "invalid repeat count"],
+    ["\\Z", "invalid escape sequence: `\\Z`"],
+  ])("refuses %s with RE2's reason alone: it uses no backreference or lookaround", (pattern, reason) => {
+    const compiled = compileRegex(pattern);
+    expect(!compiled.ok && compiled.error).toMatch(/^is not a valid RE2 regular expression \(/);
+    expect(!compiled.ok && compiled.error).toContain(reason);
+    expect(!compiled.ok && compiled.error).not.toMatch(/backreference|lookaround/);
+  });
+
+  it.each([
     ["[ab]*a[ab]{95}[^ab]", 101],
     ["(.*a){24}", 122],
     ["[A-Za-z0-9]{20,255}", 492],
