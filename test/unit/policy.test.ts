@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadPolicy, parsePolicyDocument } from "../../src/core/policy.js";
+import { loadPolicy, notifies, parsePolicyDocument } from "../../src/core/policy.js";
 import { loaded, policyFrom, problemsOf, sha256 } from "../support/policy.js";
 
 const rule = (fields: Record<string, unknown>) => ({ id: "r", on: "PreToolUse", decide: "deny", ...fields });
@@ -741,6 +741,22 @@ describe("loadPolicy", () => {
 
   it("parses the document half alone for tools that need only the schema", () => {
     expect(parsePolicyDocument('{"version":1,"rules":[]}').ok).toBe(true);
+  });
+});
+
+describe("notifies", () => {
+  const sinks = { ops: { type: "webhook", url: "https://hooks.example.test/in" } };
+  const policyNotifying = (mode: string) =>
+    policyFrom({ version: 1, sinks, rules: [{ id: "tell", on: "Stop", mode, notify: ["ops"] }] });
+
+  it("is true of a policy with an enforcing notify rule, which puts events on the queue", async () => {
+    expect(notifies(await policyNotifying("enforce"))).toBe(true);
+  });
+
+  // The runtimes' check of a notifying policy with no queue: a rule that is off or in shadow
+  // puts nothing on the queue (evaluate.ts), so it must not fail that check.
+  it.each(["off", "shadow"])("is false when every notify rule is %s, since none sends", async (mode) => {
+    expect(notifies(await policyNotifying(mode))).toBe(false);
   });
 });
 
