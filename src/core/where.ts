@@ -46,6 +46,15 @@ function evaluatePath(
   return test(value, true);
 }
 
+/**
+ * What to write for a `regex` that starts with `*`, as a glob does (`*.env`): in a regular
+ * expression `*` repeats what comes before it, and there is nothing there, so it does not
+ * compile; the `glob` operator reads it as it was meant.
+ */
+function globRegexHint(regex: string): string {
+  return `a "regex" is a regular expression, not a glob: write ${JSON.stringify({ glob: regex }).replace(":", ": ")} to match as a glob`;
+}
+
 function compileCondition(condition: unknown, path: string[], issues: WhereIssue[]): ValueTest | undefined {
   if (condition === null || typeof condition !== "object") {
     return (value) => deepEqual(value, condition);
@@ -55,7 +64,8 @@ function compileCondition(condition: unknown, path: string[], issues: WhereIssue
   if (op.regex !== undefined) {
     const compiled = compileRegex(op.regex);
     if (!compiled.ok) {
-      issues.push({ path: [...path, "regex"], message: `"${op.regex}" ${compiled.error}` });
+      const hint = op.regex.startsWith("*") ? `; ${globRegexHint(op.regex)}` : "";
+      issues.push({ path: [...path, "regex"], message: `"${op.regex}" ${compiled.error}${hint}` });
       return undefined;
     }
     const test = compiled.value;

@@ -112,6 +112,18 @@ describe("where", () => {
     }
   });
 
+  it.each([
+    ["*.env", '{"glob": "*.env"}'],
+    ["**/secrets/*", '{"glob": "**/secrets/*"}'],
+  ])("says what to write for a regex %j written as a glob, which does not compile", (regex, glob) => {
+    const compiled = compileWhere({ "tool_input.file_path": { regex } });
+    const message = compiled.ok ? "" : (compiled.error[0]?.message ?? "");
+    expect(message).toMatch(/is not a valid RE2 regular expression \(.*\); /);
+    expect(
+      message.endsWith(`; a "regex" is a regular expression, not a glob: write ${glob} to match as a glob`),
+    ).toBe(true);
+  });
+
   it("reports a regex whose program is too big with its path", () => {
     const compiled = compileWhere({ "tool_input.content": { not: { regex: "[A-Za-z0-9]{20,255}" } } });
     expect(compiled.ok).toBe(false);
