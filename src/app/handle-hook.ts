@@ -13,7 +13,7 @@ import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js"
 import { type Dialect, type HookEvent, routedDialect } from "../core/hook-event.js";
 import { deepEqual } from "../core/json-equal.js";
 import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
-import type { CompiledRule, Policy } from "../core/policy.js";
+import { type CompiledRule, type Policy, sendsNotifications } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDeliverable, renderRequestFailure } from "../core/render.js";
@@ -1021,7 +1021,7 @@ const plans = new WeakMap<Policy, NotifyPlan>();
 function notifyPlan(policy: Policy): NotifyPlan {
   let plan = plans.get(policy);
   if (plan === undefined) {
-    const notifiesOn = (name: string) => policy.rulesFor(name).some((r) => r.notify.length > 0);
+    const notifiesOn = (name: string) => policy.rulesFor(name).some(sendsNotifications);
     plan = {
       rememberTools: notifiesOn("Notification"),
       keepToolHalves: notifiesOn("tool.use") || notifiesOn("tool.result"),

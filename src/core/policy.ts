@@ -321,12 +321,19 @@ async function problemsOfSoundSections(value: unknown, deps: PolicyDeps): Promis
 const LISTED_PROBLEMS = 20;
 
 /**
- * Whether an enforcing rule of `policy` names sinks: a runtime with no queue to send to loses its
- * events. A rule that is `off` or in `shadow` puts nothing on the queue (evaluate.ts), so a policy
- * whose notify rules are all such loses nothing there.
+ * Whether `rule` sends notifications when it applies: it names sinks and enforces. A rule that is
+ * `off` or in `shadow` puts nothing on the queue (evaluate.ts).
+ */
+export function sendsNotifications(rule: CompiledRule): boolean {
+  return rule.mode === "enforce" && rule.notify.length > 0;
+}
+
+/**
+ * Whether a rule of `policy` sends notifications: a runtime with no queue to send to loses its
+ * events. A policy whose notify rules are all `off` or in shadow loses nothing there.
  */
 export function notifies(policy: Policy): boolean {
-  return policy.rules.some((r) => r.mode === "enforce" && r.notify.length > 0);
+  return policy.rules.some(sendsNotifications);
 }
 
 /** The first problems of a policy that does not load, each `path: message`, then how many more. */

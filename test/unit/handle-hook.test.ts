@@ -279,6 +279,20 @@ describe("handleHook calls the notifier only for an event with notify work", () 
     expect(called).toEqual(["PreToolUse", "Notification"]);
   });
 
+  // A shadow rule's notify is never sent (evaluate.ts), so nothing it would enrich needs
+  // remembering: on a Worker each remembered call is a KV write.
+  it("remembers no PreToolUse when the only rule notifying on Notification is in shadow", async () => {
+    called.length = 0;
+    const shadowed = await recording({
+      version: 1,
+      rules: [{ id: "prompts", on: "Notification", mode: "shadow", notify: ["audit"] }],
+      sinks,
+    });
+    await handleHook(shadowed, send({ ...pre, tool_name: "Bash", tool_input: { command: "ls" } }));
+    await handleHook(shadowed, send({ ...pre, hook_event_name: "Notification", message: "m" }));
+    expect(called).toEqual([]);
+  });
+
   it("keeps deepagents legacy tool halves only when a rule notifies on tool.use or tool.result", async () => {
     const use = { event: "tool.use", tool_name: "ls", tool_id: "c1", tool_args: {} };
     called.length = 0;
