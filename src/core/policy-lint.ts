@@ -101,6 +101,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereGlobSeparators(rule, warn);
     lintWhereDescent(rule, warn);
     lintWhereFields(rule, warn);
+    lintWhereFieldTypos(rule, warn);
     lintToolInputFields(rule, warn);
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
@@ -939,6 +940,29 @@ function lintWhereFields(rule: CompiledRule, warn: (path: string, message: strin
         `${lacking.join(" and ")} ${lacking.length > 1 ? "carry" : "carries"} no "${field}" (a deepagents legacy body carries ${keys} at most${write}), so this condition never holds there${outcome(lacking)}`,
       );
     }
+  }
+}
+
+/**
+ * A `where` field none of the rule's events declares, two edits from one they do (`cwdd`,
+ * `stop_hook_actve`): a condition that needs it never holds, so the rule never applies, with no
+ * other word from `check`. A field near none is left alone: a client may send fields newer than
+ * events.ts knows, and an unknown event's fields are not known.
+ */
+function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  if (rule.events === "*") return;
+  const shapes = rule.events.map((e) => eventShape(e)?.fields);
+  if (shapes.some((fields) => fields === undefined)) return;
+  const declared = new Set(["hook_event_name", ...shapes.flatMap((fields) => Object.keys(fields ?? {}))]);
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const field = key.split(".")[0] ?? key;
+    if (declared.has(field) || reachWithout(condition) !== "never") continue;
+    const meant = closestName(field, declared);
+    if (meant === undefined) continue;
+    warn(
+      wherePath(rule, key),
+      `${rule.events.join(" and ")} ${rule.events.length > 1 ? "carry" : "carries"} no "${field}", so this condition never holds and the rule never applies: did you mean ${JSON.stringify(meant + key.slice(field.length))}?`,
+    );
   }
 }
 

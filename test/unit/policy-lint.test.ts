@@ -1433,6 +1433,28 @@ describe("lintPolicy: sinks", () => {
   });
 });
 
+describe("a where field no event of the rule carries, a typo of one it does", () => {
+  it.each([
+    ["PreToolUse", "cwdd", "cwd"],
+    ["Stop", "stop_hook_actve", "stop_hook_active"],
+    ["PreToolUse", "tool_nme", "tool_name"],
+  ])("on %s, %j is said to mean %j: the rule would never apply", async (on, field, meant) => {
+    const warnings = await warningsFor([
+      { id: "r", on, where: { [field]: { exists: true } }, decide: "deny", reason: "x" },
+    ]);
+    expect(warnings).toContain(
+      `$.rules[0].where.${field}: ${on} carries no "${field}", so this condition never holds and the rule never applies: did you mean "${meant}"?`,
+    );
+  });
+
+  it("says nothing of a field no event declares and none is near (a client's newer field)", async () => {
+    const warnings = await warningsFor([
+      { id: "r", on: "PreToolUse", where: { model_name: "x" }, decide: "deny", reason: "x" },
+    ]);
+    expect(warnings.filter((w) => w.includes("model_name"))).toEqual([]);
+  });
+});
+
 describe("lintPolicy on examples/policy.json", () => {
   it("finds no rule that can never apply", async () => {
     const { readFile } = await import("node:fs/promises");
