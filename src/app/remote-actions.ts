@@ -42,7 +42,7 @@ import {
   type Verdict,
   verdictEffect,
 } from "../core/judge.js";
-import { scrubSecrets } from "../core/mask.js";
+import { scrubJsonText, scrubSecrets } from "../core/mask.js";
 import type { CompiledModel, CompiledRule, Policy } from "../core/policy.js";
 import type {
   Clock,
@@ -245,7 +245,10 @@ function seenOf(input: RemoteInput): string {
   const payload = input.event.payload;
   const kept: Record<string, unknown> = Object.create(null);
   for (const key of Object.keys(payload)) if (!VOLATILE_KEYS.has(key)) kept[key] = payload[key];
-  return scrubSecrets(JSON.stringify(kept), input.policy.secrets);
+  // Scrubbed as JSON text: a secret met after a tab or newline (`\tok-…`) masked alone left a
+  // `\[masked]`, no escape, and an event past MAX_EVENT_CHARS that no longer parses is cut at its
+  // end rather than at its longest strings.
+  return scrubJsonText(JSON.stringify(kept), input.policy.secrets);
 }
 
 /**

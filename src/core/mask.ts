@@ -262,12 +262,13 @@ export function scrubbingWith(secrets: () => readonly string[]): (text: string) 
 }
 
 /**
- * `scrubSecrets` for JSON text (log lines, records): a value found starting or ending inside one
- * of the text's escapes is masked with the whole escape, so that the text stays JSON. An agent
- * knows its own token: written after a tab (`\tok-…` in the line, where the token is `tok-…`), it
- * was masked as `\[masked]`, and its decision's audit line was no JSON a log pipeline reads.
+ * `scrubSecrets` for JSON text (log lines, records, the event a model reads): a value found
+ * starting or ending inside one of the text's escapes is masked with the whole escape, so that the
+ * text stays JSON. An agent knows its own token: written after a tab (`\tok-…` in the line, where
+ * the token is `tok-…`), it was masked as `\[masked]`, and its decision's audit line was no JSON a
+ * log pipeline reads.
  */
-function scrubJsonText(text: string, secrets: readonly string[]): string {
+export function scrubJsonText(text: string, secrets: readonly string[]): string {
   return scrub(text, secrets, maskEveryWithItsEscapes);
 }
 

@@ -1203,6 +1203,21 @@ describe("prompt rules: cost control", () => {
     expect(model.requests.length - before).toBe(1);
   });
 
+  it("keeps the event it shows the model JSON where a secret meets one of its escapes", async () => {
+    // A key starting `t` after a line of `KEY:` and a tab: its JSON text is `KEY:\tk-…`, where the
+    // key is found from the escape's `t`. Masked alone, that left `\[masked]`, no JSON escape.
+    const app = await appWith({ text: "$ARGUMENTS" }, { apiKey: "tk-inline-model-4821" });
+    const before = model.requests.length;
+    await app.post("/v1/hooks", {
+      ...write("/p/src/env.ts"),
+      tool_input: { file_path: "/p/src/env.ts", content: "KEY:\tk-inline-model-4821" },
+    });
+    expect(model.requests.length - before).toBe(1);
+    const prompt = model.requests.at(-1)?.body.messages[0].content as string;
+    expect(prompt).not.toContain("inline-model");
+    expect(JSON.parse(prompt).tool_input.content).toBe("KEY:[masked]");
+  });
+
   it("makes one call for identical events judged at once, the others answered from its verdict", async () => {
     const app = await appWith();
     const before = model.requests.length;
