@@ -542,8 +542,8 @@ const REQUIRED_INPUT_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
 function lintRewriteFields(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   const action = rule.action;
   if (action.kind !== "decide" || action.decision !== "allow" || action.updatedInput === undefined) return;
-  // Where no answer carries it, the rule's other warning says so.
-  if (rule.events === "*" || !rule.events.some((event) => PERMISSION_EVENTS.has(event))) return;
+  // Where no answer carries it, the rule's other warning says so. `"on": "*"` reaches PreToolUse.
+  if (rule.events !== "*" && !rule.events.some((event) => PERMISSION_EVENTS.has(event))) return;
   const tool = inputTool(rule);
   const required = tool === undefined ? undefined : REQUIRED_INPUT_FIELDS.get(tool);
   if (tool === undefined || required === undefined) return;

@@ -697,6 +697,15 @@ describe("lintPolicy: a rewrite on PermissionRequest", () => {
     ]);
   });
 
+  it("names a field left out of a rewrite on every event too, which reaches PreToolUse", async () => {
+    const warnings = await warningsFor([
+      { id: "all", on: "*", matcher: "Write", decide: "allow", updatedInput: { file_path: "/p/a" } },
+    ]);
+    expect(warnings.filter((w) => w.includes("replaces the whole input"))).toEqual([
+      '$.rules[0].updatedInput: has no "content", which Write\'s input needs: the rewrite replaces the whole input (nothing of the call as it came is kept), so every call it applies to reaches the tool without it; give the whole input',
+    ]);
+  });
+
   it("says nothing of a rewrite on PreToolUse alone", async () => {
     const warnings = await warningsFor([rewriting("PreToolUse")]);
     expect(warnings.filter((w) => w.includes("updatedInput"))).toEqual([]);
