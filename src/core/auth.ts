@@ -182,7 +182,9 @@ export async function authenticate(
       "the hook sent two Authorization headers (joined, they are no token): send one",
     );
   // `$hookgate_token`, `${HOOKGATE_TOKEN}`: a name the client did not expand. The name is no secret.
-  if (/^\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(token)) {
+  // Inside quotes too (-H 'Authorization: Bearer "$HOOKGATE_AUTH"'): its variable was never read,
+  // so the quotes are no value of its to take out (moreThanToken).
+  if (/^(["']?)\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\1$/.test(token)) {
     const fixes = fix();
     const lowerCase = fixes === FIXES.http && client !== "deepcode" && /[a-z]/.test(token);
     return fail(

@@ -92,6 +92,10 @@ describe("authenticate", () => {
     ["$HOOKGATE_TOKEN", "claude-code", /list the variable, spelt exactly so, in the hook's allowedEnvVars/],
     ["$hookgate_token", "deepcode", /list the variable, spelt exactly so, in the hook's allowedEnvVars/],
     ["$HOOKGATE_AUTH", "deepagents", /double quotes/],
+    // Quotes a hand-edited header adds around a name it did not expand (-H 'Authorization: Bearer
+    // "$HOOKGATE_AUTH"'): the variable was never read, so "set it to the token alone" misleads.
+    ['"$HOOKGATE_AUTH"', "deepagents", /double quotes/],
+    ["'$HOOKGATE_TOKEN'", "claude-code", /list the variable, spelt exactly so, in the hook's allowedEnvVars/],
   ] as const)("says how %j, a name %s did not expand, gets expanded", async (token, client, fix) => {
     const outcome = await authenticate(`Bearer ${token}`, policy, sha256, client);
     expect(outcome).toEqual({ ok: false, code: "AUTH_UNKNOWN_TOKEN", message: expect.stringMatching(fix) });
