@@ -487,7 +487,7 @@ function readAnthropic(response: unknown, secrets: readonly string[]): Result<Ve
     return fail("JUDGE_MALFORMED", "anthropic answered without a content array");
   }
   const stop = response.stop_reason;
-  const verdict = anthropicVerdict(response.content);
+  const verdict = anthropicVerdict(response.content, secrets);
   if (stop === "refusal") {
     // Its classifier stopped the answer part way (the content is what came before): a no it had
     // already given stands, as one cut at the token limit does; else `stop_details` says why.
@@ -509,13 +509,13 @@ function refusalDetails(details: unknown, secrets: readonly string[]): string {
   return said.length === 0 ? "" : ` (${providerText(said.join(": "), secrets)})`;
 }
 
-function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
+function anthropicVerdict(blocks: unknown[], secrets: readonly string[]): Result<Verdict, JudgeFailure> {
   const calls = blocks.filter((b) => isRecord(b) && b.type === "tool_use");
   if (calls.length > 1) {
     // Asked for one call, it made several: read fail-safe, any verdict that says no is a no.
     for (const c of calls) {
       if (!isRecord(c) || c.name !== VERDICT_TOOL) continue;
-      const verdict = toolVerdict(c.input, "a verdict tool input");
+      const verdict = toolVerdict(c.input, "a verdict tool input", secrets);
       if (verdict.ok && !verdict.value.ok) return verdict;
     }
     return fail("JUDGE_OFF_SCHEMA", `anthropic made ${calls.length} tool calls, not one`);
@@ -524,7 +524,7 @@ function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
   if (isRecord(call)) {
     if (call.name !== VERDICT_TOOL)
       return fail("JUDGE_OFF_SCHEMA", `anthropic called a tool other than "verdict"`);
-    return toolVerdict(call.input, "the verdict tool input");
+    return toolVerdict(call.input, "the verdict tool input", secrets);
   }
   // tool_choice forced the call; a text answer is accepted only when it is exactly a verdict.
   const text = blocks
@@ -532,7 +532,12 @@ function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
     .join("");
   if (text.trim() === "")
     return fail("JUDGE_OFF_SCHEMA", "anthropic answered with neither a tool call nor text");
-  return readTextVerdict(text, "the text verdict", "anthropic answered with text that is not a JSON verdict");
+  return readTextVerdict(
+    text,
+    "the text verdict",
+    "anthropic answered with text that is not a JSON verdict",
+    secrets,
+  );
 }
 
 /**
@@ -540,12 +545,17 @@ function anthropicVerdict(blocks: unknown[]): Result<Verdict, JudgeFailure> {
  * OpenAI-compatible model Anthropic's shape may pass the call's arguments on (they come as a
  * string there), read as strictly as a text answer: a no said in it is a no all the same.
  */
-function toolVerdict(input: unknown, what: string): Result<Verdict, JudgeFailure> {
-  if (typeof input !== "string") return readVerdict(input, what);
+function toolVerdict(
+  input: unknown,
+  what: string,
+  secrets: readonly string[],
+): Result<Verdict, JudgeFailure> {
+  if (typeof input !== "string") return readVerdict(input, what, secrets);
   return readTextVerdict(
     input,
     what,
     `anthropic called the verdict tool with text that is not a JSON verdict`,
+    secrets,
   );
 }
 
@@ -558,7 +568,7 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   const choiceError = errorMessageOf(first);
   if (choiceError !== undefined) {
     const partial = (isRecord(message) ? contentText(message.content) : undefined) ?? "";
-    const verdict = readTextVerdict(partial, "the content verdict", "");
+    const verdict = readTextVerdict(partial, "the content verdict", "", secrets);
     if (verdict.ok && !verdict.value.ok) return plainNo(verdict.value);
     return fail(
       "JUDGE_HTTP_ERROR",
@@ -573,7 +583,7 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
   const content = contentText(message.content);
   if (finish === "content_filter") {
     // What the filter let through before it stopped the answer: a no there stands.
-    const partial = readTextVerdict(content ?? "", "the content verdict", "");
+    const partial = readTextVerdict(content ?? "", "the content verdict", "", secrets);
     if (partial.ok && !partial.value.ok) return plainNo(partial.value);
     return fail("JUDGE_REFUSED", "openai's content filter withheld the answer");
   }
@@ -594,6 +604,7 @@ function readOpenAi(response: unknown, secrets: readonly string[]): Result<Verdi
     content,
     "the content verdict",
     "openai answered with content that is not a JSON verdict",
+    secrets,
   );
   return unlessCut(verdict, "openai", "finish_reason", finish, "length");
 }
@@ -692,9 +703,14 @@ function saysNo(ok: unknown): boolean {
  * one (prose around it, a code fence, two objects) is off-schema, unless it says `"ok": false`
  * somewhere: that is a no, fail-safe, with the reason of an object in it that says so.
  */
-function readTextVerdict(text: string, what: string, unreadable: string): Result<Verdict, JudgeFailure> {
+function readTextVerdict(
+  text: string,
+  what: string,
+  unreadable: string,
+  secrets: readonly string[],
+): Result<Verdict, JudgeFailure> {
   const parsed = parseJson(text);
-  if (parsed.ok && isRecord(parsed.value)) return readVerdict(parsed.value, what, text);
+  if (parsed.ok && isRecord(parsed.value)) return readVerdict(parsed.value, what, secrets, text);
   if (says(text, OK_FALSE)) {
     return ok({ ok: false, reason: noReasonIn(text) });
   }
@@ -792,9 +808,14 @@ function objectEnd(text: string, start: number, maxChars: number): number | unde
  * to add a key or leave out its reason must not turn a deny into the rule's `onError`, an allow by
  * default. Only a well-formed no may say `impossible`.
  */
-function readVerdict(value: unknown, what: string, text?: string): Result<Verdict, JudgeFailure> {
+function readVerdict(
+  value: unknown,
+  what: string,
+  secrets: readonly string[],
+  text?: string,
+): Result<Verdict, JudgeFailure> {
   if (!isRecord(value)) return fail("JUDGE_OFF_SCHEMA", `${what} is not an object`);
-  const problem = verdictProblem(value);
+  const problem = verdictProblem(value, secrets);
   // An empty reason is none: the agent is told no more than that the rule said no.
   const reason = typeof value.reason === "string" && value.reason.trim() !== "" ? value.reason : NO_REASON;
   if (saysNo(value.ok) && problem !== undefined) return ok({ ok: false, reason });
@@ -829,20 +850,25 @@ const MAX_KEY_CHARS = 40;
  * A verdict's unexpected keys as a message names them. The model chose them, steered by the event
  * it read if that asked it to, and the message is the onError reason the agent's terminal shows:
  * a key holding an escape sequence wrote the user's clipboard (OSC 52), and 100,000 characters of
- * keys made a reason as long. So as a provider's text is quoted (`providerText`), a few of them.
+ * keys made a reason as long. So as a provider's text is quoted (`providerText`), a few of them,
+ * each scrubbed of the policy's secrets before it is cut: a proxy that echoed the model's key into
+ * a key, cut first, named its first 39 characters, which the scrub by value no longer matched.
  */
-function keysNamed(keys: readonly string[]): string {
+function keysNamed(keys: readonly string[], secrets: readonly string[]): string {
   const named = keys
     .slice(0, MAX_KEYS_NAMED)
-    .map((key) => shorten(maskString(withoutControls(key)), MAX_KEY_CHARS));
+    .map((key) => shorten(maskString(scrubSecrets(withoutControls(key), secrets)), MAX_KEY_CHARS));
   const more = keys.length - named.length;
   return `${named.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
 }
 
 /** What makes a verdict off-schema, or undefined for a well-formed one. */
-function verdictProblem(value: Readonly<Record<string, unknown>>): string | undefined {
+function verdictProblem(
+  value: Readonly<Record<string, unknown>>,
+  secrets: readonly string[],
+): string | undefined {
   const extra = Object.keys(value).filter((k) => !VERDICT_KEYS.has(k));
-  if (extra.length > 0) return `has unexpected keys: ${keysNamed(extra)}`;
+  if (extra.length > 0) return `has unexpected keys: ${keysNamed(extra, secrets)}`;
   if (typeof value.ok !== "boolean") return 'has no boolean "ok"';
   if (typeof value.reason !== "string") return 'has no string "reason"';
   if (value.impossible !== undefined && typeof value.impossible !== "boolean")

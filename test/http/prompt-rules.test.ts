@@ -224,6 +224,18 @@ describe("prompt rules: the mapping of a verdict", () => {
     expect(user).toContain("Block writes outside /p/src.");
   });
 
+  it("never hands the agent part of the model's key that an off-schema verdict's key quotes", async () => {
+    // A key of no shape masking knows, longer than the part of each unexpected key a reason names:
+    // cut first, its head no longer matched the policy's secret it was scrubbed of.
+    const key = "internal-judge-credential-0123456789-abcdefghij";
+    const app = await appWith({}, { apiKey: key });
+    model.script((req) => ({ verdict: { ok: true, reason: "x", [String(req.headers["x-api-key"])]: 1 } }));
+    const text = await (await app.post("/v1/hooks", write("/etc/echo"))).text();
+    expect(text).toContain("JUDGE_OFF_SCHEMA");
+    expect(text).not.toContain(key.slice(0, 20));
+    expect(JSON.stringify(app.logs)).not.toContain(key.slice(0, 20));
+  });
+
   it("speaks the OpenAI chat-completions format with a Bearer key and a JSON schema", async () => {
     const app = await appWith({}, { provider: "openai", model: "gpt-4o-mini", url: model.openaiUrl });
     model.script({ verdict: { ok: false, reason: "no" } });
