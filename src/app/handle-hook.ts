@@ -687,9 +687,7 @@ function callViews(policy: Policy, event: HookEvent, team: string): CallViews {
  * The event the notify rules are told of, and theirs: an answer that rewrote the call runs the
  * rewrite, so the rules of the call that runs notify too, of the input it runs with (a sink
  * watching `rm` commands hears of `ls` rewritten into one). Those of the call as the agent sent
- * it still notify: the agent asked for it. A PermissionRequest's PreToolUse rules that applied to
- * the call as it came are not told again: they were told of that call on PreToolUse, which comes
- * first, and one tool call gives each rule one message, of the call the agent asked for.
+ * it still notify: the agent asked for it.
  */
 function notifiedCall(
   event: HookEvent,
@@ -700,13 +698,9 @@ function notifiedCall(
   // An echo of the call as it came never gets here (withoutEcho).
   if (rewrite === undefined || event.dialect === "deepagents-legacy") return { event, evaluation };
   const notify = [...evaluation.notify];
-  for (const [i, { name, evaluation: rewritten }] of views(rewrite).entries()) {
-    // The call as it came is evaluated on the other event only (evaluation is its own event's).
-    const told = name === event.name ? notify : (views(event.toolInput)[i]?.evaluation.notify ?? []);
+  for (const { evaluation: rewritten } of views(rewrite))
     for (const entry of rewritten.notify)
-      if (!told.some((n) => n.ruleId === entry.ruleId) && !notify.some((n) => n.ruleId === entry.ruleId))
-        notify.push(entry);
-  }
+      if (!notify.some((n) => n.ruleId === entry.ruleId)) notify.push(entry);
   return { event: callAs(event, event.name, rewrite), evaluation: { ...evaluation, notify } };
 }
 

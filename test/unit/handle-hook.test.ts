@@ -772,21 +772,21 @@ describe("a team server's rewrite and the notify rules", () => {
     expect(told).toEqual([[["tell-security"], { command: "rm -rf build" }]]);
   });
 
-  it("tells a PreToolUse rule of a PermissionRequest's rewrite only when the call as it came was not its", async () => {
+  it("tells a PreToolUse rule of a PermissionRequest's rewrite, the call that runs, though it heard of the call as it came", async () => {
     // Claude Code sends PreToolUse, then PermissionRequest, for one call: a PreToolUse rule that
-    // read `rm -f a` was told of it then, and again of `rm -rf build` when the grant rewrote it
-    // into a call it reads too, two messages to its sink for one tool call. A rule the call as it
-    // came did not apply to has not heard of the call, and is told of the one that runs.
+    // read `rm -f a` was told of it then, and is told of `rm -rf build` when the grant rewrites it
+    // into a call it reads too. Two messages for one tool call, but told only of the first, its
+    // sink would never learn what ran (nor hear of it at all where PreToolUse never reached the
+    // gateway). A rule the rewrite does not apply to hears nothing more.
     const rules = [
       { id: "tell-rm", on: "PreToolUse", if: "Bash(rm *)", notify: ["security"] },
       { id: "tell-recursive", on: "PreToolUse", if: "Bash(rm -rf *)", notify: ["security"] },
+      { id: "tell-force", on: "PreToolUse", if: "Bash(rm -f *)", notify: ["security"] },
     ];
     const { audit, told } = await toldOfRewrite(rules, "rm -f a", "claude-code", "PermissionRequest");
-    expect(audit).toMatchObject({ decision: "allow", notify: ["security"] });
-    expect(told).toEqual([[["tell-recursive"], { command: "rm -rf build" }]]);
-    expect(
-      (await toldOfRewrite(rules.slice(0, 1), "rm -f a", "claude-code", "PermissionRequest")).told,
-    ).toEqual([]);
+    // The audit names a sink once per rule that told it (README, Notifications).
+    expect(audit).toMatchObject({ decision: "allow", notify: ["security", "security"] });
+    expect(told).toEqual([[["tell-rm", "tell-recursive"], { command: "rm -rf build" }]]);
   });
 
   it("notifies the call as it came where the client drops the rewrite (deepagents)", async () => {
