@@ -15,6 +15,7 @@ import {
 } from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
 import { deepEqual } from "./json-equal.js";
+import { writeJson } from "./json-write.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
@@ -644,7 +645,8 @@ function readBoolean(value: unknown, path: string, reading: Reading): boolean | 
 
 /**
  * A 4xx answer as deepcode reads it (clients.md §9): its JSON body applied, and a block whose
- * reason is the body's `reason`, or `HTTP <status>`.
+ * reason is the body's `reason`, or `HTTP <status>`. A body nested deeper than JSON.stringify
+ * writes out (json-write.ts) is left out but for that reason: the block still stands.
  */
 function deepcodeRefusal(status: number, body: string): string {
   let output: Json = {};
@@ -655,11 +657,8 @@ function deepcodeRefusal(status: number, body: string): string {
     // Not JSON: deepcode blocks all the same.
   }
   const reason = field(output, "reason");
-  return JSON.stringify({
-    ...output,
-    decision: "block",
-    reason: isString(reason) ? reason : `HTTP ${status}`,
-  });
+  const block = { decision: "block", reason: isString(reason) ? reason : `HTTP ${status}` };
+  return writeJson({ ...output, ...block }) ?? JSON.stringify(block);
 }
 
 function offSchema(issues: readonly string[]): { ok: false; error: ForwardFailure } {

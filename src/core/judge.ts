@@ -6,6 +6,7 @@
 import type { RuleEffect } from "./decision.js";
 import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
+import { writeJson } from "./json-write.js";
 import { cutOutsideShapes, maskString, scrubSecrets } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
 import { capString, capStringsToFit, cut, shorten, TRUNCATION_MARKER } from "./truncate.js";
@@ -459,17 +460,11 @@ function errorMessageOf(body: unknown): string | undefined {
 
 /**
  * A string as it is, an object or array as JSON; nothing else. Nor one nested deeper than
- * JSON.stringify can write out: JSON.parse read it, but the writer recurses, and its RangeError
- * made the rule's failure an INTERNAL_ERROR that no longer said what the server answered.
+ * JSON.stringify can write out (json-write.ts), so that the failure still names the status.
  */
 function textOf(value: unknown): string | undefined {
   if (typeof value === "string") return value;
-  if (value === null || typeof value !== "object") return undefined;
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return undefined;
-  }
+  return value !== null && typeof value === "object" ? writeJson(value) : undefined;
 }
 
 /**

@@ -1422,6 +1422,25 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
     expect(await (await app.post("/v1/hooks/claude-code", bash("rm x"))).text()).toBe("");
   });
 
+  it("blocks a deepcode event on a 4xx whose body nests past what JSON.stringify writes out, by its status or its reason", async () => {
+    // JSON.parse reads it, but the writer recurses: FastAPI-style `detail` nested 100,000 deep.
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const app = await clientApp("deny");
+    const prompt = { hook_event_name: "UserPromptSubmit", cwd: "/p", prompt: "hi" };
+    next = { status: 422, body: `{"detail":${deep}}` };
+    expect(await jsonOf(await app.post("/v1/hooks/deepcode", prompt))).toEqual({
+      decision: "block",
+      reason: "HTTP 422",
+    });
+    next = { status: 403, body: `{"reason":"not on Fridays","message":{"detail":${deep}}}` };
+    expect(await jsonOf(await app.post("/v1/hooks/deepcode", prompt))).toEqual({
+      decision: "block",
+      reason: "not on Fridays",
+    });
+    // An answer, not a failure: onError (deny) is not what blocked.
+    expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "OK" })]);
+  });
+
   it("reads an answer saying async true from deepcode and deepagents: only Claude Code ignores it", async () => {
     const app = await clientApp();
     const deny = {
