@@ -1452,9 +1452,17 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
   }
   const context =
     action.kind === "context" ? action.text : action.kind === "decide" ? action.context : undefined;
-  if (context !== undefined && isKnownEvent(event) && !carriesContext(event, "claude-code")) {
-    // At most one client carries it where Claude Code does not (deepcode or deepagents).
-    const carrier = AGENT_DIALECTS.find((dialect) => carriesContext(event, dialect));
+  const carriers = AGENT_DIALECTS.filter((dialect) => carriesContext(event, dialect));
+  // One client or none carries it: Claude Code alone PreCompact's instructions, deepcode or
+  // deepagents alone where Claude Code has no variant. On Notification and Setup, where Claude
+  // Code alone does too, deepcode's own reason is said below instead.
+  if (
+    context !== undefined &&
+    isKnownEvent(event) &&
+    carriers.length <= 1 &&
+    !DEEPCODE_NO_CONTEXT_EVENTS.has(event)
+  ) {
+    const [carrier] = carriers;
     warn(
       `${p}.context`,
       carrier === undefined
@@ -1465,18 +1473,13 @@ function lintAction(rule: CompiledRule, event: string, warn: (path: string, mess
             .map((d) => CLIENT_NAME[d])
             .join(" and ")} cannot receive it there`,
     );
-  } else if (
-    context !== undefined &&
-    event !== "PreCompact" &&
-    BLOCKABLE_EVENTS.has(event) &&
-    !carriesContext(event, "deepagents")
-  ) {
+  } else if (context !== undefined && BLOCKABLE_EVENTS.has(event) && !carriesContext(event, "deepagents")) {
     warn(
       `${p}.context`,
       `deepagents cannot receive context on ${event}; it is sent to ${clientOn("claude-code", event)} and deepcode only`,
     );
   } else if (context !== undefined && DEEPCODE_NO_CONTEXT_EVENTS.has(event)) {
-    const receivers = AGENT_DIALECTS.filter((d) => carriesContext(event, d)).map((d) => clientOn(d, event));
+    const receivers = carriers.map((d) => clientOn(d, event));
     warn(
       `${p}.context`,
       `deepcode cannot receive context on ${event} (${DEEPCODE_NO_CONTEXT_EVENTS.get(event)}); it is sent to ${receivers.join(" and ")} only`,

@@ -55,9 +55,13 @@ describe("hookgate check", () => {
   it("passes examples/policy.json, printing its warnings", async () => {
     const { code, stdout } = await runCli(["check", "examples/policy.json"]);
     expect(code).toBe(0);
-    expect(stdout).toMatch(/examples\/policy.json: valid, 7 rules, 1 warning, policy [0-9a-f]{16}\n$/);
+    expect(stdout).toMatch(/examples\/policy.json: valid, 7 rules, 2 warnings, policy [0-9a-f]{16}\n$/);
     expect(stdout).toMatch(
       /warning: \$\.auth\.tokens\[1\]\.env: the variable HOOKGATE_TOKEN_MOBILE is not set/,
+    );
+    // keep-api-decisions' compaction instructions: deepcode and deepagents read none back.
+    expect(stdout).toContain(
+      "warning: $.rules[6].context: PreCompact carries added context to Claude Code only; deepcode and deepagents cannot receive it there",
     );
   });
 
@@ -309,7 +313,7 @@ describe("hookgate check", () => {
       },
     );
     expect(piped.stderr).toBe("");
-    expect(piped.stdout).toMatch(/^\/dev\/stdin: valid, 7 rules, 1 warning, policy [0-9a-f]{16}$/m);
+    expect(piped.stdout).toMatch(/^\/dev\/stdin: valid, 7 rules, 2 warnings, policy [0-9a-f]{16}$/m);
     expect(piped.status).toBe(0);
   });
 

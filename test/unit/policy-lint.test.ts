@@ -734,6 +734,15 @@ describe("lintPolicy: context deepcode does not read", () => {
       "$.rules[0].context: deepcode cannot receive context on Setup (it reads nothing back from its Setup hooks); it is sent to Claude Code (through a command hook running `hookgate send`) only",
     ]);
   });
+
+  it("says PreCompact's compaction instructions reach Claude Code alone", async () => {
+    // deepcode reads nothing back from PreCompact (compactionManager.ts); deepagents has no
+    // PreCompact output (its hooks/models/wire.py).
+    const warnings = await warningsFor([{ id: "keep", on: "PreCompact", context: "keep decisions" }]);
+    expect(warnings.filter((w) => w.includes("context:"))).toEqual([
+      "$.rules[0].context: PreCompact carries added context to Claude Code only; deepcode and deepagents cannot receive it there",
+    ]);
+  });
 });
 
 describe("lintPolicy: an onError no client can honour", () => {
