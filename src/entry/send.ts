@@ -4,7 +4,7 @@
  * HOOKGATE_AUTH; HOOKGATE_AUTH only on a deepagents route) and prints the answer body exactly. It never breaks the agent: on any failure
  * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer, a 2xx answer that
  * is neither empty nor a JSON object, so not hookgate's) it prints nothing,
- * says why on standard error and still exits 0.
+ * says why on standard error (with what to change, where the failure knows it) and still exits 0.
  *
  * `--url` is the full hook URL, as written in the client's settings. Only when it is a gateway
  * base URL (its path has no `/v1/hooks`, nor any `/v1/`) does `--client` pick the route:
@@ -228,7 +228,9 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
       body,
       timeoutMs: seconds * 1000,
     });
-    if (!result.ok) return fail(result.error);
+    // What to change, where the failure knows it (a proxy's 407, an https URL to plain http), as
+    // doctor says it; the person who reads this stderr is the one who can change it.
+    if (!result.ok) return fail(result.fix ? `${result.error}: ${result.fix}` : result.error);
     const { status, body: answer } = result.response;
     if (status < 200 || status > 299) {
       const excerpt = answer.trim().slice(0, 200);

@@ -233,7 +233,7 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(proxy.seen).toHaveLength(2);
   });
 
-  it("says the proxy refused the request when it answers 407, without its password", async () => {
+  it("says the proxy refused the request when it answers 407, and what to change, without its password", async () => {
     const proxy = await forwardProxy(407);
     const result = await runCli(
       ["send", "--url", `${server.url}/v1/hooks/claude-code`],
@@ -243,6 +243,9 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(result).toMatchObject({ code: 0, stdout: "" });
     expect(result.stderr).toMatch(
       /^hookgate send: the proxy http:\/\/127\.0\.0\.1:\d+ refused the request \(HTTP 407/,
+    );
+    expect(result.stderr).toContain(
+      "(HTTP 407 Proxy Authentication Required): give the proxy's user name and password in its URL (http://user:password@host:port); the agent gets no answer\n",
     );
     expect(result.stderr).not.toContain("hunter2");
   });
@@ -257,6 +260,12 @@ describe("hookgate send", { timeout: 90_000 }, () => {
       () => ["--url", "http://no-such-host.invalid/v1/hooks"],
       // ENOTFOUND where DNS answers; EAI_AGAIN on a host without DNS.
       /does not resolve|could not be looked up just now/,
+    ],
+    // The failure's fix, as doctor prints it: the message alone says "try http://".
+    [
+      "--url is https to the plain-http gateway",
+      () => ["--url", `${server.url.replace("http:", "https:")}/v1/hooks/claude-code`],
+      /\(try http:\/\/\): use http:\/\/ in --url and in the hook URL: hookgate serve speaks plain http/,
     ],
     ["the answer is a 500", () => ["--url", `${stubUrl}/500/v1/hooks/claude-code`], /HTTP 500/],
     ["the answer is a 401", () => ["--url", `${stubUrl}/401/v1/hooks/claude-code`], /HTTP 401/],
