@@ -3,13 +3,14 @@
  * prints nothing and still exits 0, so it can never break the agent that runs it.
  */
 
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { refusingPort } from "../support/loopback.js";
-import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { whenDone } from "../support/temp.js";
 
 const TOKEN = "hookgate-dev-token";
@@ -231,6 +232,33 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     });
     expect(exempt).toMatchObject({ code: 0, stdout: DENY });
     expect(proxy.seen).toHaveLength(2);
+  });
+
+  it("through a proxy, ends without the optimising compile of undici's parser that held its exit", async () => {
+    // undici parses the answer with WebAssembly; V8 then compiled its parser again, optimised, in
+    // the background, and the process waited for that compile before it could exit (a few hundred
+    // ms added to a command hook that had already printed its answer).
+    const proxy = await forwardProxy();
+    const result = await new Promise<{ stdout: string; code: number | null }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ["--trace-wasm-compilation-times", BIN, "send", "--url", `${server.url}/v1/hooks/claude-code`],
+        { cwd: ROOT, env: childEnv({ HOOKGATE_TOKEN: TOKEN, HTTP_PROXY: proxy.url }) },
+      );
+      whenDone(() => void child.kill("SIGKILL"));
+      let stdout = "";
+      child.stdout.on("data", (c) => {
+        stdout += c;
+      });
+      child.on("exit", (code) => resolve({ stdout, code }));
+      child.stdin.end(fixture("claude-code.PreToolUse.json"));
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(DENY);
+    expect(proxy.seen).toHaveLength(1);
+    // V8's trace names the tier of each compile: the baseline one alone.
+    expect(result.stdout).toMatch(/using Liftoff/);
+    expect(result.stdout).not.toMatch(/using TurboFan/);
   });
 
   it("says the proxy refused the request when it answers 407, and what to change, without its password", async () => {

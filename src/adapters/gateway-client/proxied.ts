@@ -4,13 +4,19 @@
  * password as Proxy-Authorization. An http gateway's request goes to the proxy in absolute form,
  * as curl sends it, an https one's through a CONNECT tunnel: a proxy set as Squid is by default
  * refuses a CONNECT to any port but 443, and an http gateway listens on another (8787). Loaded
- * only when a proxy is used: undici costs a command hook's run about 70 ms to load, and its
- * WebAssembly parser's compile holds the process's exit (node.ts).
+ * only when a proxy is used: undici costs a command hook's run about 70 ms to load.
  */
+import { setFlagsFromString } from "node:v8";
 import { ProxyAgent } from "undici";
 import { errorMessage } from "../../core/errors.js";
 import { withoutUserinfo } from "../../core/url-userinfo.js";
 import type { GatewayRequest, GatewayResult } from "./node.js";
+
+// undici parses the answer with WebAssembly, compiled at its first request; V8 then compiles the
+// parser's busiest function again, optimised, in the background, and the process cannot exit
+// until that is done: 250 to 450 ms after `send` printed its answer, for a process that parses
+// one answer. Its baseline compile alone parses one as well.
+setFlagsFromString("--liftoff-only");
 
 export async function proxiedRequest(
   request: GatewayRequest,
