@@ -384,8 +384,11 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     }
   }
 
-  /** The queue last said to be no HOOKGATE_QUEUE_URL's, by its ARN: said once per container and queue. */
-  let toldSource: string | undefined;
+  /**
+   * The queues said to be no HOOKGATE_QUEUE_URL's, by their ARNs: said once per container and
+   * queue (with only the last kept, two mappings on other queues said it at each other batch).
+   */
+  const toldSources = new Set<string>();
   /**
    * Says, once, a batch from a queue that HOOKGATE_QUEUE_URL does not name (the URL of another
    * stage's queue, say): a retry's visibility change was refused on the URL's queue, so the record
@@ -398,8 +401,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     const isJobsArn = isArnOfQueueAt(queueUrl);
     // A hand-made test event may carry no ARN: nothing to compare.
     const other = records.find((r) => typeof r.eventSourceARN === "string" && !isJobsArn(r.eventSourceARN));
-    if (!other || toldSource === other.eventSourceARN) return;
-    toldSource = other.eventSourceARN;
+    if (!other || toldSources.has(other.eventSourceARN)) return;
+    toldSources.add(other.eventSourceARN);
     logger.log(
       "error",
       `a batch came from a queue that ${QUEUE_URL_ENV} does not name: its retries come back at the queue's visibility timeout, not at their delay, and its held jobs' copies go to ${QUEUE_URL_ENV}'s queue instead`,

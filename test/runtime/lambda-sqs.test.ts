@@ -1474,6 +1474,27 @@ describe("the Lambda SQS handler", () => {
     ]);
   });
 
+  it("says it once per queue HOOKGATE_QUEUE_URL does not name, with batches from two such queues in turn", async () => {
+    // Only the last queue said was kept: two event source mappings on other queues said it again
+    // at each batch that came from the other one.
+    await createPair();
+    const told: unknown[] = [];
+    const handler = ownSinkHandler(receiver.url, {
+      log: (_level, message, fields = {}) => {
+        if (message.startsWith("a batch came from a queue")) told.push(fields.queue);
+      },
+    });
+    const staging = "arn:aws:sqs:us-east-1:000000000000:hookgate-staging-DeliveryQueue";
+    const dev = "arn:aws:sqs:us-east-1:000000000000:hookgate-dev-DeliveryQueue";
+    for (const source of [staging, dev, staging, dev]) {
+      await send([withSink(jobOf(0), "audit")]);
+      const event = eventOf(await receiveAll(1));
+      for (const record of event.Records) record.eventSourceARN = source;
+      expect((await handler(event, invocationOf())).batchItemFailures).toEqual([]);
+    }
+    expect(told).toEqual([staging, dev]);
+  });
+
   it("leaves a batch from its own DLQ there, undelivered, and fails the invocation naming the event source mapping to remove", async () => {
     // A second event source mapping, on the DLQ: each dead letter was read as its job, sent to its
     // sink again and, failing, dead-lettered into the DLQ again, which handed it back, for ever.
