@@ -214,10 +214,16 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     }
     const unsendable = token && unsendableToken(token);
     if (unsendable) return fail(`${unsendable}: set it to the token alone`);
+    const { proxy } = proxyFor(url, dialect, env);
+    // An answer that came through a proxy may be the proxy's own (a 502 of one that cannot reach
+    // this machine's gateway, its block page): said as from the URL alone, it sent the user to a
+    // gateway that was never asked.
+    const from =
+      proxy === undefined ? url : `${url} through the proxy ${withoutUserinfo(proxy).replace(/\/$/, "")}`;
     const result = await gatewayRequest({
       method: "POST",
       url,
-      ...proxyFor(url, dialect, env),
+      ...(proxy === undefined ? {} : { proxy }),
       headers: {
         "content-type": "application/json",
         "x-hookgate-timeout": String(seconds),
@@ -234,7 +240,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     const { status, body: answer } = result.response;
     if (status < 200 || status > 299) {
       const excerpt = answer.trim().slice(0, 200);
-      return fail(`HTTP ${status} from ${url}${excerpt ? `: ${excerpt}` : ""}`);
+      return fail(`HTTP ${status} from ${from}${excerpt ? `: ${excerpt}` : ""}`);
     }
     // hookgate answers a hook with an empty body or a JSON object. Anything else comes from
     // something else at the URL (a site's catch-all page, a login page), and printed it would be
@@ -243,7 +249,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     if (answer.trim() !== "" && !isJsonObject(answer)) {
       const excerpt = answer.trim().slice(0, 100);
       return fail(
-        `HTTP ${status} from ${url} is not a JSON object, so not hookgate's answer (is the URL the gateway's?): ${excerpt}`,
+        `HTTP ${status} from ${from} is not a JSON object, so not hookgate's answer (is the URL the gateway's?): ${excerpt}`,
       );
     }
     const error = result.response.headers["x-hookgate-error"];

@@ -261,6 +261,22 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(result.stdout).not.toMatch(/using TurboFan/);
   });
 
+  it("names the proxy in an HTTP error that came through it, without its password", async () => {
+    // A proxy set for other machines that cannot reach this one's gateway answers 502 itself: said
+    // as "HTTP 502 from <the gateway's URL>" alone, it sent the user looking at a gateway that was
+    // never asked.
+    const proxy = await forwardProxy(502);
+    const hookUrl = `${server.url}/v1/hooks/claude-code`;
+    const result = await runCli(["send", "--url", hookUrl], fixture("claude-code.PreToolUse.json"), {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTP_PROXY: proxy.url.replace("//", "//me:hunter2@"),
+    });
+    expect(result).toMatchObject({ code: 0, stdout: "" });
+    expect(result.stderr).toBe(
+      `hookgate send: HTTP 502 from ${hookUrl} through the proxy ${proxy.url}; the agent gets no answer\n`,
+    );
+  });
+
   it("says the proxy refused the request when it answers 407, and what to change, without its password", async () => {
     const proxy = await forwardProxy(407);
     const result = await runCli(
