@@ -947,10 +947,11 @@ function lintWhereFields(rule: CompiledRule, warn: (path: string, message: strin
  * A `where` field none of the rule's events declares, two edits from one they do (`cwdd`,
  * `stop_hook_actve`): a condition that needs it never holds, so the rule never applies, with no
  * other word from `check`. A field near none is left alone: a client may send fields newer than
- * events.ts knows, and an unknown event's fields are not known.
+ * events.ts knows, and an unknown event's fields are not known. A rule on a deepagents legacy
+ * event is left to `lintWhereFields`, which already names the few keys such a body carries.
  */
 function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: string) => void): void {
-  if (rule.events === "*") return;
+  if (rule.events === "*" || !rule.events.every((e) => CLAUDE_CODE_EVENT_SET.has(e))) return;
   const shapes = rule.events.map((e) => eventShape(e)?.fields);
   if (shapes.some((fields) => fields === undefined)) return;
   const declared = new Set(["hook_event_name", ...shapes.flatMap((fields) => Object.keys(fields ?? {}))]);

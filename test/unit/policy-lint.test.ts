@@ -1465,6 +1465,20 @@ describe("a where field no event of the rule carries, a typo of one it does", ()
     );
   });
 
+  // The warning of deepagents' legacy events already says which keys such a body carries: a
+  // second warning of the same key said the same again.
+  it.each([
+    ["tool.error", "tool_name"],
+    ["tool.use", "tool_names"],
+  ])("on %s, %j gets one warning, the one naming the keys its body carries", async (on, field) => {
+    const warnings = await warningsFor([
+      { id: "r", on, where: { [field]: { exists: true } }, decide: "deny", reason: "x" },
+    ]);
+    const ofField = warnings.filter((w) => w.startsWith(`$.rules[0].where.${field}:`));
+    expect(ofField).toHaveLength(1);
+    expect(ofField[0]).toContain("a deepagents legacy body carries");
+  });
+
   it("says nothing of a field no event declares and none is near (a client's newer field)", async () => {
     const warnings = await warningsFor([
       { id: "r", on: "PreToolUse", where: { model_name: "x" }, decide: "deny", reason: "x" },
