@@ -49,10 +49,14 @@ function evaluatePath(
 /**
  * What to write for a `regex` that starts with `*`, as a glob does (`*.env`): in a regular
  * expression `*` repeats what comes before it, and there is nothing there, so it does not
- * compile; the `glob` operator reads it as it was meant.
+ * compile; the `glob` operator reads it as it was meant. One with no `/` is suggested under any
+ * folder (`**` and a `/` before it): a glob's `*` stops at a `/`, and a client sends a file's
+ * path absolute, which `*.env` alone never matches; so prefixed, it matches that path and a bare
+ * `prod.env` too.
  */
 function globRegexHint(regex: string): string {
-  return `a "regex" is a regular expression, not a glob: write ${JSON.stringify({ glob: regex }).replace(":", ": ")} to match as a glob`;
+  const glob = regex.includes("/") ? regex : `**/${regex}`;
+  return `a "regex" is a regular expression, not a glob: write ${JSON.stringify({ glob }).replace(":", ": ")} to match as a glob`;
 }
 
 function compileCondition(condition: unknown, path: string[], issues: WhereIssue[]): ValueTest | undefined {

@@ -112,16 +112,21 @@ describe("where", () => {
     }
   });
 
+  // What it says to write must hold for the paths the regex was meant for: a client sends a file's
+  // path absolute, which a glob with no `/` (`*.env`) never matches.
   it.each([
-    ["*.env", '{"glob": "*.env"}'],
-    ["**/secrets/*", '{"glob": "**/secrets/*"}'],
-  ])("says what to write for a regex %j written as a glob, which does not compile", (regex, glob) => {
+    ["*.env", '{"glob": "**/*.env"}', "/home/dev/proj/prod.env"],
+    ["*.pem", '{"glob": "**/*.pem"}', "key.pem"],
+    ["**/secrets/*", '{"glob": "**/secrets/*"}', "/srv/app/secrets/token"],
+  ])("says what to write for a regex %j written as a glob, which does not compile", (regex, glob, path) => {
     const compiled = compileWhere({ "tool_input.file_path": { regex } });
     const message = compiled.ok ? "" : (compiled.error[0]?.message ?? "");
     expect(message).toMatch(/is not a valid RE2 regular expression \(.*\); /);
     expect(
       message.endsWith(`; a "regex" is a regular expression, not a glob: write ${glob} to match as a glob`),
     ).toBe(true);
+    const suggested = { "tool_input.file_path": JSON.parse(glob) };
+    expect(holds(suggested, { tool_input: { file_path: path } })).toBe(true);
   });
 
   it("reports a regex whose program is too big with its path", () => {
