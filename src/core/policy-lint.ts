@@ -957,7 +957,8 @@ function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: s
   const declared = new Set(["hook_event_name", ...shapes.flatMap((fields) => Object.keys(fields ?? {}))]);
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const field = key.split(".")[0] ?? key;
-    if (declared.has(field) || reachWithout(condition) !== "never") continue;
+    // Two edits make a name of one or two letters into most short ones (`id` into `cwd`).
+    if (declared.has(field) || field.length <= 2 || reachWithout(condition) !== "never") continue;
     const meant = closestName(field, declared);
     if (meant === undefined) continue;
     warn(

@@ -1479,6 +1479,14 @@ describe("a where field no event of the rule carries, a typo of one it does", ()
     expect(ofField[0]).toContain("a deepagents legacy body carries");
   });
 
+  // Two edits turn a two-letter name into most short ones: `id` is no typo of `cwd`.
+  it('suggests no field for "id", a name too short to be a near miss of one', async () => {
+    const warnings = await warningsFor([
+      { id: "r", on: "PreToolUse", where: { id: "x" }, decide: "deny", reason: "x" },
+    ]);
+    expect(warnings.filter((w) => w.includes("did you mean"))).toEqual([]);
+  });
+
   it("says nothing of a field no event declares and none is near (a client's newer field)", async () => {
     const warnings = await warningsFor([
       { id: "r", on: "PreToolUse", where: { model_name: "x" }, decide: "deny", reason: "x" },
