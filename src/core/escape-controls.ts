@@ -4,14 +4,19 @@
  * would act there written as JSON escapes: the C0 and C1 controls and DEL (an ESC or CSI sequence
  * retitles the terminal, writes its clipboard or moves the cursor over earlier lines; a line
  * break forges a line), the line and paragraph separators (a line break to many viewers and
- * editors) and the bidirectional overrides and isolates (they reorder the rest of the line).
+ * editors), the bidirectional overrides and isolates (they reorder the rest of the line) and the
+ * invisible marks: the direction marks (LRM, RLM, ALM), which reorder the characters around them
+ * as well, and the zero-width characters (spaces, joiners, the word joiner, the BOM), which hide
+ * that a name or a word is not the one it reads as.
  * In a JSON string each escape reads back as the character it stands for.
  */
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CLASS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]/.source;
+const CONTROLS = new RegExp(CLASS, "g");
 /** The same class, for the test that leaves text with none as it is (faster than a replace). */
-const ANY_CONTROL = new RegExp(CONTROLS.source);
+const ANY_CONTROL = new RegExp(CLASS);
 
 const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
@@ -30,4 +35,21 @@ const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
  */
 export function escapeBidiControls(text: string): string {
   return text.replace(BIDI_CONTROLS, escaped);
+}
+
+/** `text` without any of those characters: for a name a message quotes, where none belongs. */
+export function withoutControls(text: string): string {
+  return text.replace(CONTROLS, "");
+}
+
+/** Of those, all but tab and newline, which a text of lines keeps as its own. */
+const CONTROLS_BUT_LINES = new RegExp(`(?![\\t\\n])${CLASS}`, "g");
+
+/**
+ * `text` without those characters but tab and newline: for a text of lines shown in the user's
+ * terminal (a model's reason), where a line break is the text's own and a line separator or a
+ * direction mark would fake or reorder one.
+ */
+export function withoutControlsButLines(text: string): string {
+  return text.replace(CONTROLS_BUT_LINES, "");
 }

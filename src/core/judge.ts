@@ -4,6 +4,7 @@
  * its answer, and what that answer means for the event. Sending the request is the caller's.
  */
 import type { RuleEffect } from "./decision.js";
+import { withoutControls, withoutControlsButLines } from "./escape-controls.js";
 import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
 import { writeJson } from "./json-write.js";
@@ -307,8 +308,9 @@ export interface JudgeFailure {
 /**
  * Provider text that reaches a failure message is masked and cut: it ends up in logs. Masked
  * whole, then cut, so a cut never leaves the start of a secret. It loses its control characters
- * first, as a verdict's reason does (`withoutControls`): the message is the onError reason the
- * agent's terminal shows, and a refusal's text is the model's own, steerable by the event.
+ * first, as a verdict's reason does (`withoutControlsButLines`): the message is the onError
+ * reason the agent's terminal shows, and a refusal's text is the model's own, steerable by the
+ * event.
  */
 const MAX_PROVIDER_TEXT = 300;
 
@@ -323,7 +325,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 }
 
 function providerText(text: string, secrets: readonly string[]): string {
-  const masked = maskString(scrubSecrets(withoutControls(text), secrets));
+  const masked = maskString(scrubSecrets(withoutControlsButLines(text), secrets));
   return shorten(masked, MAX_PROVIDER_TEXT);
 }
 
@@ -372,13 +374,18 @@ export function parseJudgeResponse(
   const verdict =
     provider === "anthropic" ? readAnthropic(parsed.value, secrets) : readOpenAi(parsed.value, secrets);
   if (!verdict.ok) return verdict;
+  // The reason is shown in the user's terminal, and the event the model read may have been
+  // written to steer it: an escape sequence there could retitle the terminal or write its
+  // clipboard (OSC 0, OSC 52), a carriage return or line separator overwrite or forge a line, a
+  // bidirectional override or direction mark reorder it (escape-controls.ts); what is left of a
+  // sequence after its ESC is plain text. Its own tabs and newlines stay.
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
   // Scrubbed once its control characters are gone: one inside a secret hid it from the scrub,
   // and dropping it afterwards joined the secret up again. Cut last, so a cut never leaves the
   // start of a secret. One of nothing but control characters is none, as an empty one is
   // (readVerdict).
-  const shown = withoutControls(verdict.value.reason);
+  const shown = withoutControlsButLines(verdict.value.reason);
   const reason = shown.trim() === "" ? NO_REASON : scrubSecrets(shown, secrets);
   return ok({ ...verdict.value, reason: cappedReason(reason) });
 }
@@ -420,20 +427,6 @@ function notJsonHint(body: string): string {
   if (EVENT_STREAM.test(body))
     return ' (a stream of server-sent events, which hookgate never asks for: the request has no "stream"; a proxy in front of the model that streams every answer must be set not to)';
   return "";
-}
-
-/**
- * Control characters but tab and newline (C0, DEL, C1) and the bidirectional overrides and
- * isolates: a model's reason is shown in the user's terminal, and the event the model read may
- * have been written to steer it. An escape sequence there could retitle the terminal or write
- * its clipboard (OSC 0, OSC 52), a carriage return overwrite what the line said, an override
- * reorder it; what is left of a sequence after its ESC is plain text.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
-function withoutControls(text: string): string {
-  return text.replace(CONTROLS, "");
 }
 
 /**
@@ -844,8 +837,9 @@ const MAX_KEY_CHARS = 40;
 /**
  * A verdict's unexpected keys as a message names them. The model chose them, steered by the event
  * it read if that asked it to, and the message is the onError reason the agent's terminal shows:
- * a key holding an escape sequence wrote the user's clipboard (OSC 52), and 100,000 characters of
- * keys made a reason as long. So as a provider's text is quoted (`providerText`), a few of them,
+ * a key holding an escape sequence wrote the user's clipboard (OSC 52), a newline, line separator
+ * or direction mark in one forged or reordered a line (a name has no line breaks of its own, as a
+ * reason has), and 100,000 characters of keys made a reason as long. So as a provider's text is quoted (`providerText`), a few of them,
  * each scrubbed of the policy's secrets before it is cut: a proxy that echoed the model's key into
  * a key, cut first, named its first 39 characters, which the scrub by value no longer matched.
  */

@@ -202,16 +202,21 @@ describe("createJsonLogger", () => {
   it("escapes what JSON leaves raw and a terminal or viewer acts on, in the message and every field, by each way a line is made", () => {
     const writes: string[] = [];
     const logger = createJsonLogger({ write: (line) => writes.push(line) }, "info", () => 0);
-    // DEL, C1's CSI, the line and paragraph separators, an override, an isolate and its end.
-    const sent = "a\u007f\u009b2A\u2028\u2029\u202ecba\u2067x\u2069 é";
+    // DEL, C1's CSI, the line and paragraph separators, an override, an isolate and its end, the
+    // direction marks (RLM, LRM, ALM) and the zero-width characters.
+    const sent =
+      "a\u007f\u009b2A\u2028\u2029\u202ecba\u2067x\u2069\u200f\u200e\u061cr\u200bm\u200c\u200d\u2060\ufeff é";
     logger.log("info", `msg ${sent}`, { sessionId: sent, input: { command: sent } });
     logger.log("info", "spread", { msg: sent }); // the spread's way
     // The fields escaped by the caller, which measured them (Logger.logJson); the message here.
     logger.logJson?.("info", `json ${sent}`, escapeControls(JSON.stringify({ record: sent })));
-    const escaped = "a\\u007f\\u009b2A\\u2028\\u2029\\u202ecba\\u2067x\\u2069 é";
+    const escaped =
+      "a\\u007f\\u009b2A\\u2028\\u2029\\u202ecba\\u2067x\\u2069\\u200f\\u200e\\u061cr\\u200bm\\u200c\\u200d\\u2060\\ufeff é";
     expect(writes).toHaveLength(3);
     for (const line of writes) {
-      expect(line).not.toMatch(/[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+      expect(line).not.toMatch(
+        /[\u007f-\u009f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff]/,
+      );
       expect(line).toContain(escaped);
       expect(line.endsWith("}\n")).toBe(true);
     }

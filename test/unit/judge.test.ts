@@ -816,6 +816,24 @@ describe("parseJudgeResponse", () => {
     );
   });
 
+  it("names a verdict's unexpected keys on one line, without line breaks, direction marks or zero-width characters", () => {
+    // A key is a name: unlike a reason, none of it is a line of its own. A newline or line
+    // separator in one forged a line of the agent's terminal, a direction mark reordered it.
+    const steered = "a\nb\tc\u2028d\u2029e\u200ef\u200fg\u061ch\u200bi\u200cj\u200dk\u2060l\ufeffm";
+    const result = parseJudgeResponse(
+      "anthropic",
+      200,
+      anthropicToolAnswer({ ok: true, reason: "x", [steered]: 1 }),
+    );
+    expect(result).toEqual({
+      ok: false,
+      error: {
+        code: "JUDGE_OFF_SCHEMA",
+        message: expect.stringMatching(/has unexpected keys: abcdefghijklm$/),
+      },
+    });
+  });
+
   it("does not take a verdict cut off at the token limit, even one that parses", () => {
     const anthropic = JSON.stringify({
       type: "message",
@@ -1052,6 +1070,9 @@ describe("parseJudgeResponse", () => {
     ["a carriage return over the line", "writes /etc\rlooks fine", "writes /etclooks fine"],
     ["a C1 control and DEL", "a\u009bb\u007fc", "abc"],
     ["a right-to-left override", "safe \u202eexe.txt", "safe exe.txt"],
+    ["line and paragraph separators", "fine\u2028[T]: ok\u2029", "fine[T]: ok"],
+    ["direction marks", "\u200fsafe \u200etxt.exe\u061c", "safe txt.exe"],
+    ["zero-width characters", "r\u200bm -\u200c\u200drf\u2060\ufeff", "rm -rf"],
     ["tabs and newlines, which stay", "one\ttwo\nthree", "one\ttwo\nthree"],
   ])("drops from a model's reason %s, which the agent's terminal would act on", (_, reason, shown) => {
     for (const provider of ["anthropic", "openai"] as const) {
