@@ -6,6 +6,7 @@
  * through the egress port (app/remote-actions.ts).
  */
 import type { RuleEffect } from "./decision.js";
+import { escapeControls } from "./escape-controls.js";
 import {
   carriesContext,
   DEEPAGENTS_OUTPUT_EVENTS,
@@ -700,9 +701,11 @@ function describe(value: unknown, secrets: readonly string[]): string {
  * A quoted start of a downstream text, masked first: these messages reach the answer and the
  * audit line, and a downstream hook may echo the credential it was sent. The policy's secrets
  * are scrubbed from the whole text before any cut, so a cut never leaves the start of one.
+ * Quoted as JSON with what JSON leaves raw escaped too (escape-controls.ts): the message is the
+ * onError reason the agent's terminal shows, and the answer may echo what the agent sent.
  */
 function excerpt(text: string, secrets: readonly string[]): string {
   const scrubbed = scrubSecrets(text, secrets);
   const masked = maskString(scrubbed.length > MASKED_CHARS ? scrubbed.slice(0, MASKED_CHARS) : scrubbed);
-  return quote(shorten(masked, EXCERPT_CHARS));
+  return escapeControls(quote(shorten(masked, EXCERPT_CHARS)));
 }

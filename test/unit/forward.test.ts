@@ -350,6 +350,22 @@ describe("parseForwardResponse: schema (clients.md §6.1)", () => {
     });
   });
 
+  it("escapes in a failure's quote of the answer what JSON leaves raw and the agent's terminal acts on", () => {
+    // The message is the onError reason the agent's terminal shows, and the answer may echo what
+    // the agent sent: a C1 CSI, a line separator, an override or a direction mark there acted.
+    const name = "Post\u009b2J\u2028\u202e\u200fTool\u200bUse";
+    expect(
+      parse(json({ hookSpecificOutput: { hookEventName: name, additionalContext: "x" } })),
+    ).toStrictEqual({
+      ok: false,
+      error: {
+        code: "FORWARD_WRONG_EVENT",
+        message:
+          'the downstream hook answered for "Post\\u009b2J\\u2028\\u202e\\u200fTool\\u200bUse", not "PreToolUse"',
+      },
+    });
+  });
+
   it("drops a mismatched hookSpecificOutput when the answer also blocks, as CC-332 does", () => {
     const body = json({
       decision: "block",
