@@ -153,7 +153,13 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
       );
     }
     if (rule.ifRules && !TOOL_EVENTS.has(name) && isKnownEvent(name)) {
-      warn(at, `"if" applies only to tool events, so this rule never applies to ${name}`);
+      warn(
+        at,
+        `"if" applies only to tool events, so this rule never applies to ${name}; a condition on ${name} is written with "where"`,
+      );
+      // What the rule would do there is moot: advice on it (the stop_hook_active a block of Stop
+      // should check, the matcher Stop ignores) only hid that it never gets there.
+      continue;
     }
     // Not of an unknown name, as with "if": that of a misspelt one is right once the name is.
     if (
@@ -1349,6 +1355,8 @@ function lintStopLoopOnError(
   if ((action.kind !== "prompt" && action.kind !== "forward") || rule.mode !== "enforce") return;
   if (ruleOnError(rule, policy) !== "deny") return;
   if (Object.hasOwn(rule.document.where ?? {}, "stop_hook_active")) return;
+  // An `if` never matches on Stop (lintRule says so), so the rule never blocks it.
+  if (rule.ifRules) return;
   const events = rule.events === "*" ? ["Stop"] : rule.events;
   const stop = events.find((e) => e === "Stop" || e === "SubagentStop");
   if (stop === undefined) return;

@@ -573,10 +573,41 @@ describe("lintPolicy: matchers that cannot hold", () => {
       { id: "prompt-matcher", on: "UserPromptSubmit", matcher: "Bash", context: "x" },
     ]);
     expect(warnings).toContain(
-      '$.rules[0].on: "if" applies only to tool events, so this rule never applies to Stop',
+      '$.rules[0].on: "if" applies only to tool events, so this rule never applies to Stop; a condition on Stop is written with "where"',
     );
     expect(warnings).toContain(
       "$.rules[1].matcher: UserPromptSubmit has no field a matcher is checked against; the matcher is ignored there",
+    );
+  });
+});
+
+describe("lintPolicy: if on Stop", () => {
+  it("says only that the rule never applies there, not how what it would do there loops", async () => {
+    // "if" never matches on Stop, so the rule never blocks it: adding stop_hook_active fixes nothing.
+    const warnings = await warningsFor(
+      [
+        { id: "decide", on: "Stop", if: "Bash(rm *)", decide: "block" },
+        {
+          id: "prompt",
+          on: ["PreToolUse", "SubagentStop"],
+          if: "Bash(rm *)",
+          prompt: { model: "m", text: "t", onError: "deny" },
+        },
+        {
+          id: "star",
+          on: "*",
+          if: "Bash(rm *)",
+          forward: { url: "https://hooks.example.com/h", onError: "deny" },
+        },
+      ],
+      { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:ANTHROPIC_API_KEY" } },
+    );
+    expect(warnings.filter((w) => w.includes("stop_hook_active"))).toEqual([]);
+    expect(warnings).toContain(
+      '$.rules[0].on: "if" applies only to tool events, so this rule never applies to Stop; a condition on Stop is written with "where"',
+    );
+    expect(warnings).toContain(
+      '$.rules[1].on[1]: "if" applies only to tool events, so this rule never applies to SubagentStop; a condition on SubagentStop is written with "where"',
     );
   });
 });
