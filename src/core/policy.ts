@@ -4,7 +4,7 @@
  * JSON path, all at once, so a user fixes a file in one pass.
  */
 import type * as z from "zod/mini";
-import { closestName } from "./closest-name.js";
+import { closestName, nearestName } from "./closest-name.js";
 import { endsInSlackEndpoint } from "./discord-url.js";
 import type { EgressPolicy } from "./egress/policy.js";
 import { isRecord } from "./json-object.js";
@@ -427,6 +427,20 @@ function whereOperatorAt(path: readonly PropertyKey[]): boolean {
   );
 }
 
+/**
+ * ": did you mean …?" naming the value of `values` that a string `at` most likely means, or "":
+ * one in another case first (`"Deny"`: values are case-sensitive, and the word read as right),
+ * else a near miss. Only the known value is quoted, never what was written.
+ */
+function valueMeant(at: unknown, values: readonly unknown[]): string {
+  if (typeof at !== "string") return "";
+  const names = values.filter((v): v is string => typeof v === "string");
+  const cased = names.find((name) => name.toLowerCase() === at.toLowerCase());
+  if (cased !== undefined) return `: did you mean ${JSON.stringify(cased)}? values are case-sensitive`;
+  const meant = nearestName(at, names);
+  return meant === undefined ? "" : `: did you mean ${JSON.stringify(meant)}?`;
+}
+
 /** zod/mini ships no message locale (it would grow the Worker bundle); say it in our own words. */
 function schemaIssue(issue: z.core.$ZodIssue, document: unknown): PolicyIssue {
   const { path, message } = explained(issue, [], document);
@@ -553,11 +567,16 @@ function explained(
       path,
       message: `${issueMessage(issue)}; a token's env names the variable itself, without "$" or braces: write "${shownShellName}"`,
     };
+  if (issue.code === "invalid_value")
+    return { path, message: `${issueMessage(issue)}${valueMeant(at, issue.values)}` };
   if (issue.code !== "invalid_union") return { path, message: issueMessage(issue) };
   // A discriminator no form has (a sink's `type`): the values it takes.
   const options = "options" in issue ? issue.options : undefined;
   if (options !== undefined && options.length > 0)
-    return { path, message: `must be one of ${options.map((o) => JSON.stringify(o)).join(", ")}` };
+    return {
+      path,
+      message: `must be one of ${options.map((o) => JSON.stringify(o)).join(", ")}${valueMeant(at, options)}`,
+    };
   if (issue.errors.length === 0) return { path, message: issueMessage(issue) };
   // A form whose own type the value lacks is not what was meant; of the others, say what is wrong.
   const typeOnly = (errors: readonly z.core.$ZodIssue[]) =>

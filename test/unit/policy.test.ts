@@ -794,6 +794,25 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ).toEqual(["$.rules[0].where.x.regex: must be a string, not 5"]);
   });
 
+  it("suggests the value meant of a field that takes a few, in its case or spelt right", async () => {
+    // Values are case-sensitive: "Deny" read as any other unknown word left the reader to spot it.
+    expect(
+      await messagesOf({
+        rules: [
+          { id: "a", on: "PreToolUse", decide: "Deny" },
+          { id: "b", on: "PreToolUse", decide: "dney" },
+          { id: "c", on: "PreToolUse", decide: "maybe" },
+        ],
+        sinks: { s: { type: "Slack", url: "https://hooks.slack.com/services/x" } },
+      }),
+    ).toEqual([
+      '$.rules[0].decide: must be one of "allow", "deny", "ask", "defer", "block": did you mean "deny"? values are case-sensitive',
+      '$.rules[1].decide: must be one of "allow", "deny", "ask", "defer", "block": did you mean "deny"?',
+      '$.rules[2].decide: must be one of "allow", "deny", "ask", "defer", "block"',
+      '$.sinks.s.type: must be one of "slack", "discord", "webhook", "github-dispatch": did you mean "slack"? values are case-sensitive',
+    ]);
+  });
+
   it("suggests the sink or model meant when a rule names one the policy does not define", async () => {
     expect(
       await messagesOf({
