@@ -97,6 +97,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintMatcherNamesNothing(rule, warn);
     lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
+    lintWhereToolNameCase(rule, warn);
     lintWhereStringOps(rule, warn);
     lintWhereGlobSeparators(rule, warn);
     lintWhereDescent(rule, warn);
@@ -772,6 +773,40 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
           `${at}.in`,
           `${JSON.stringify(value)} is ${aType(jsonType(value) ?? "")}; clients send ${fieldName(rule, key)} as ${typesText(types)}, so it is never the value${meantValue(value, types)}`,
         );
+    }
+  }
+}
+
+/**
+ * A `tool_name` compared with a known tool's name in the wrong case (`"bash"`), as lintMatcherCase
+ * says of a matcher's: tool names are case-sensitive, and the where's equality is exact. A literal
+ * or `equals`, also under a `not`, and each member of an `in`.
+ */
+function lintWhereToolNameCase(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const condition = rule.document.where?.tool_name;
+  if (condition === undefined) return;
+  const { inner: written, nots } = underNots(condition);
+  const at = wherePath(rule, "tool_name", nots);
+  const miscased = (value: unknown) => {
+    if (typeof value !== "string") return undefined;
+    const known = KNOWN_BY_LOWER.get(value.toLowerCase());
+    return known !== undefined && known !== value ? known : undefined;
+  };
+  const said = (value: string, known: string) =>
+    `"${value}" matches no tool "${known}": tool names are case-sensitive`;
+  const op = (written !== null && typeof written === "object" ? written : {}) as WhereOperator;
+  if (written === null || typeof written !== "object" || "equals" in op) {
+    const value = "equals" in op ? op.equals : written;
+    const known = miscased(value);
+    if (known !== undefined)
+      warn(
+        "equals" in op ? `${at}.equals` : at,
+        `${said(value as string, known)}, ${neverUnder(nots, JSON.stringify(written))}`,
+      );
+  } else if (Array.isArray(op.in)) {
+    for (const value of op.in) {
+      const known = miscased(value);
+      if (known !== undefined) warn(`${at}.in`, `${said(value as string, known)}, so it is never the value`);
     }
   }
 }

@@ -1675,6 +1675,22 @@ describe("lintPolicy: rules a typo keeps from ever applying", () => {
     ]);
   });
 
+  it("names a where's tool_name in the wrong case, as it does a matcher's", async () => {
+    const warnings = await warningsFor([
+      { id: "literal", on: "PreToolUse", where: { tool_name: "bash" }, decide: "deny" },
+      { id: "equals", on: "PostToolUse", where: { tool_name: { equals: "WEBFETCH" } }, context: "c" },
+      { id: "in", on: "PreToolUse", where: { tool_name: { in: ["Bash", "read"] } }, decide: "deny" },
+      { id: "not", on: "PreToolUse", where: { tool_name: { not: { equals: "bash" } } }, decide: "deny" },
+      { id: "fine", on: "PreToolUse", where: { tool_name: { in: ["Bash", "mcp__x__y"] } }, decide: "deny" },
+    ]);
+    expect(warnings.filter((w) => w.includes("case-sensitive"))).toEqual([
+      '$.rules[0].where.tool_name: "bash" matches no tool "Bash": tool names are case-sensitive, so this never holds',
+      '$.rules[1].where.tool_name.equals: "WEBFETCH" matches no tool "WebFetch": tool names are case-sensitive, so this never holds',
+      '$.rules[2].where.tool_name.in: "read" matches no tool "Read": tool names are case-sensitive, so it is never the value',
+      '$.rules[3].where.tool_name.not.equals: "bash" matches no tool "Bash": tool names are case-sensitive, so {"equals":"bash"} never holds and its "not" holds on every event: this condition tests nothing',
+    ]);
+  });
+
   it("names a matcher read as one regular expression with spaces at a part's edge, which no tool name has", async () => {
     // A matcher split at its `|` has its parts trimmed (`Bash | Write`); one read whole (a `|`
     // inside a group, a leading flag group, no `|` at all) keeps its spaces, and matched no tool.
