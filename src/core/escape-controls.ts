@@ -42,13 +42,17 @@ export function withoutControls(text: string): string {
   return text.replace(CONTROLS, "");
 }
 
-/** Of those, all but tab and newline, which a text of lines keeps as its own. */
-const CONTROLS_BUT_LINES = new RegExp(`(?![\\t\\n])${CLASS}`, "g");
+/**
+ * Of those, all but tab and newline, which a text of lines keeps as its own, and the zero-width
+ * joiner and non-joiner, which its words may need: Persian and the Indic scripts write with them,
+ * and an emoji of several people is joined by them. Neither breaks or reorders a line.
+ */
+const CONTROLS_BUT_LINES = new RegExp(`(?![\\t\\n\\u200c\\u200d])${CLASS}`, "g");
 
 /**
- * `text` without those characters but tab and newline: for a text of lines shown in the user's
- * terminal (a model's reason), where a line break is the text's own and a line separator or a
- * direction mark would fake or reorder one.
+ * `text` without those characters but tab, newline and the joiners: for a text of lines shown in
+ * the user's terminal (a model's reason), where a line break is the text's own and a line
+ * separator or a direction mark would fake or reorder one.
  */
 export function withoutControlsButLines(text: string): string {
   return text.replace(CONTROLS_BUT_LINES, "");

@@ -1072,8 +1072,15 @@ describe("parseJudgeResponse", () => {
     ["a right-to-left override", "safe \u202eexe.txt", "safe exe.txt"],
     ["line and paragraph separators", "fine\u2028[T]: ok\u2029", "fine[T]: ok"],
     ["direction marks", "\u200fsafe \u200etxt.exe\u061c", "safe txt.exe"],
-    ["zero-width characters", "r\u200bm -\u200c\u200drf\u2060\ufeff", "rm -rf"],
+    ["zero-width spaces, the word joiner and the BOM", "r\u200bm -rf\u2060\ufeff", "rm -rf"],
     ["tabs and newlines, which stay", "one\ttwo\nthree", "one\ttwo\nthree"],
+    // Persian writes with the non-joiner, a family emoji is joined by the joiner: neither breaks
+    // or reorders a line.
+    [
+      "the joiners, which stay",
+      "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u062f \u{1f468}\u200d\u{1f469}",
+      "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u062f \u{1f468}\u200d\u{1f469}",
+    ],
   ])("drops from a model's reason %s, which the agent's terminal would act on", (_, reason, shown) => {
     for (const provider of ["anthropic", "openai"] as const) {
       const verdict = JSON.stringify({ ok: false, reason });
