@@ -91,3 +91,16 @@ function hasHost(proxy: string): boolean {
     return false;
   }
 }
+
+/**
+ * The proxy to post through: the one the agent's http hooks to this URL go through, read from
+ * the variables as that client reads them (Claude Code's for a route that names no client).
+ * `send` posts through it, as SessionStart and Setup reach the gateway only through that command,
+ * and `doctor` checks through it, so that what it finds reachable is what the hooks reach. A
+ * proxy written without a scheme, which deepcode takes, is an http one.
+ */
+export function proxyFor(url: string, dialect: string | undefined, env: Env): { proxy?: string } {
+  const via = agentProxy(url, dialect ?? "claude-code", env);
+  if (!via.used || via.proxy === undefined) return {};
+  return { proxy: via.proxy.includes("://") ? via.proxy : `http://${via.proxy}` };
+}

@@ -4,7 +4,8 @@
  * (GET /healthz), the token in the environment is accepted and which team it maps to
  * (GET /v1/whoami), and a sample PreToolUse (`rm -rf /` unless --command) gets the decision
  * the policy is expected to give (--expect, default deny). Prints each check with ✓ or ✗ and a
- * fix; exits 0 when all pass, 1 otherwise.
+ * fix; exits 0 when all pass, 1 otherwise. Its requests take the agent's route to the gateway,
+ * through the proxy of the environment unless NO_PROXY exempts it (agent-proxy.ts), as `send`'s.
  *
  * `--url` is the hook URL from `hookgate init` or the gateway's base URL; the route (and so the
  * sample's dialect) is the URL's own, else `--client`'s, else Claude Code's.
@@ -16,7 +17,8 @@ import { type GatewayResult, gatewayRequest } from "../adapters/gateway-client/n
 import { clientRefusedRange } from "../core/egress/client-refused.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
-import { agentProxy } from "./agent-proxy.js";
+import { withoutUserinfo } from "../core/url-userinfo.js";
+import { agentProxy, proxyFor } from "./agent-proxy.js";
 import { notOneOf } from "./arg-errors.js";
 import { loopbackName } from "./node-listener.js";
 import {
@@ -110,10 +112,14 @@ export async function doctorCommand(
   // Then there is no hook URL to derive, and no sample to send, and the header names only what
   // was given: no dialect, which for `/v1/hook/deepcode` would read claude-code's.
   const mistyped = mistypedHookUrl(values.url, client);
+  // The checks below take the agent's route to the gateway, as `send` does: through the proxy of
+  // its environment unless NO_PROXY exempts the host. A check that connected directly passed
+  // while every hook failed at the proxy (a 407, a proxy that cannot reach the gateway).
+  const via = agentClient(dialect) ? proxyFor(hookUrl, dialect, env) : {};
   io.out(
     mistyped
       ? `hookgate doctor: ${base}\n`
-      : `hookgate doctor: gateway ${base}, hook ${hookUrl} (${dialect})\n`,
+      : `hookgate doctor: gateway ${base}, hook ${hookUrl} (${dialect}), ${routeText(hookUrl, dialect, env, via)}\n`,
   );
   const checks: Check[] = [];
   const print = (check: Check) => {
@@ -138,7 +144,15 @@ export async function doctorCommand(
       ? loopback
       : ((await clientRefusedAnswers(hookUrl, dialect, env, resolve)) ?? loopback);
   if (refused) print(refused);
-  const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs });
+  if (loopback?.ok === false) {
+    // The agent's route, which the checks take, ends at the proxy's own loopback: what answers
+    // there (nothing, or another machine's service) says nothing of this gateway.
+    const why = "the route ends at the proxy's own loopback";
+    for (const check of ["gateway answers", "token", "sample decision"])
+      print({ ok: false, line: `${check}: not checked (${why})` });
+    return 1;
+  }
+  const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs, ...via });
   const healthCheck = checkHealth(health, base);
   print(healthCheck);
   if (!healthCheck.ok && healthCheck.goOn !== true) {
@@ -169,6 +183,7 @@ export async function doctorCommand(
     url: `${base}/v1/whoami?client=${dialect}`,
     headers: authorization,
     timeoutMs,
+    ...via,
   });
   // The variable is set but holds nothing (`export HOOKGATE_TOKEN=` of an empty file): "not set"
   // would send its user to look for a variable that is there.
@@ -185,6 +200,7 @@ export async function doctorCommand(
     },
     body: JSON.stringify(sampleEvent(dialect, command)),
     timeoutMs,
+    ...via,
   });
   print(checkSample(sample, { command, expect, dialect, hookUrl }));
   return checks.every((c) => c.ok) ? 0 : 1;
@@ -204,7 +220,7 @@ async function clientRefusedAnswers(
   env: Env,
   resolve: Resolve,
 ): Promise<Check | undefined> {
-  if (dialect !== "claude-code" && dialect !== "deepcode") return undefined;
+  if (!agentClient(dialect)) return undefined;
   const proxy = agentProxy(hookUrl, dialect, env);
   const host = new URL(hookUrl).hostname;
   if (proxy.used || ipaddr.isValid(host.replace(/^\[|\]$/g, ""))) return undefined;
@@ -238,6 +254,33 @@ async function clientRefusedAnswers(
   };
 }
 
+/** The clients whose http hooks read the proxy variables as agent-proxy.ts does (deepagents' curl adapter reads them its own way). */
+function agentClient(dialect: string): boolean {
+  return dialect === "claude-code" || dialect === "deepcode";
+}
+
+/**
+ * The route the checks take, as the header says it: the proxy's host and port (never its user
+ * name or password), or direct, and why, where a proxy is set that the agent does not use.
+ */
+function routeText(hookUrl: string, dialect: string, env: Env, via: { proxy?: string }): string {
+  if (via.proxy !== undefined) {
+    let host: string;
+    try {
+      host = new URL(via.proxy).host;
+    } catch {
+      host = withoutUserinfo(via.proxy);
+    }
+    return `through the proxy ${host}, as its http hooks go`;
+  }
+  if (!agentClient(dialect)) return "direct";
+  const why = directWhy(
+    agentProxy(hookUrl, dialect, env),
+    dialect === "claude-code" ? "Claude Code" : "deepcode",
+  );
+  return why === undefined ? "direct" : `direct, as its http hooks go (${why})`;
+}
+
 /** Why the agent connects directly though a proxy is set, as a check's line says it. */
 function directWhy(via: ReturnType<typeof agentProxy>, agent: string): string | undefined {
   if (via.exemptedBy !== undefined) {
@@ -253,11 +296,12 @@ function directWhy(via: ReturnType<typeof agentProxy>, agent: string): string | 
  * through a proxy on another machine (NO_PROXY does not exempt it, as the agent reads it: a
  * NO_PROXY of `localhost` alone leaves 127.0.0.1 to the proxy): the proxy connects to its own
  * loopback, the hook fails, a non-blocking error, and the tool call runs as if no hook had
- * answered, while this command, which connects directly, passes every other check. A proxy on
- * this machine (a local cntlm) reaches the gateway, and is no matter.
+ * answered. The checks, which take the agent's route, stop there: what answers at the proxy's
+ * loopback says nothing of this gateway. A proxy on this machine (a local cntlm) reaches the
+ * gateway, and is no matter.
  */
 function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check | undefined {
-  if (dialect !== "claude-code" && dialect !== "deepcode") return undefined;
+  if (!agentClient(dialect)) return undefined;
   const host = new URL(hookUrl).hostname.replace(/^\[|\]$/g, "");
   if (!loopbackName(host)) return undefined;
   const via = agentProxy(hookUrl, dialect, env);
@@ -283,7 +327,6 @@ function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check
   const listed = via.noProxy !== undefined && env[via.noProxy] ? `,$${via.noProxy}` : "";
   return {
     ok: false,
-    goOn: true,
     line: `proxy: ${agent} posts to ${host} through the proxy at ${proxy.host}, as ${via.noProxy} does not exempt it, and that proxy reaches its own loopback, not this machine's: the hook fails and the tool call runs as if no hook had answered`,
     fix: `add ${host} to ${via.noProxy} in the shell that starts the agent (export ${via.noProxy}=${host}${listed})`,
   };

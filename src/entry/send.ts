@@ -17,7 +17,7 @@ import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
-import { agentProxy } from "./agent-proxy.js";
+import { proxyFor } from "./agent-proxy.js";
 import { argumentProblem, isArgumentError, notOneOf } from "./arg-errors.js";
 
 export interface CommandIo {
@@ -259,19 +259,6 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
   } catch (e) {
     return fail(isArgumentError(e) ? argumentProblem("send", e) : errorMessage(e));
   }
-}
-
-/**
- * The proxy to post through: the one the agent's http hooks to this URL go through, read from
- * the variables as that client reads them (agent-proxy.ts; Claude Code's for a route that names
- * no client). SessionStart and Setup reach the gateway only through this command, so a gateway
- * reachable only through a proxy got the other events and never these. A proxy written without
- * a scheme, which deepcode takes, is an http one.
- */
-function proxyFor(url: string, dialect: string | undefined, env: Env): { proxy?: string } {
-  const via = agentProxy(url, dialect ?? "claude-code", env);
-  if (!via.used || via.proxy === undefined) return {};
-  return { proxy: via.proxy.includes("://") ? via.proxy : `http://${via.proxy}` };
 }
 
 function isJsonObject(text: string): boolean {

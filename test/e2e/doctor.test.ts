@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doctorCommand, type Resolve } from "../../src/entry/doctor.js";
+import { forwardProxy } from "../support/forward-proxy.js";
 import { refusingPort } from "../support/loopback.js";
 import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
@@ -68,7 +69,7 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       }),
     ]);
     expect(other.code).toBe(0);
-    expect(other.stdout.split("\n")[0]).toMatch(/\/v1\/hooks\/claude-code \(claude-code\)$/);
+    expect(other.stdout.split("\n")[0]).toMatch(/\/v1\/hooks\/claude-code \(claude-code\), direct$/);
     expect(other.stderr).toBe(
       "hookgate doctor: --url already names the route /v1/hooks/claude-code; --client deepcode is ignored\n",
     );
@@ -242,9 +243,58 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     }
   });
 
+  it("checks through the proxy the agent's http hooks go through, as send posts, and says which route it took", async () => {
+    // A check that connected directly passed while every hook failed at the proxy.
+    const proxy = await forwardProxy();
+    const hookUrl = `${server.url}/v1/hooks/claude-code`;
+    const target = new URL(server.url).host;
+    const proxyHost = new URL(proxy.url).host;
+    const withPassword = proxy.url.replace("//", "//me:hunter2@");
+    const through = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: withPassword,
+    });
+    expect(through.code, through.stdout).toBe(0);
+    expect(through.stdout.split("\n")[0]).toBe(
+      `hookgate doctor: gateway ${server.url}, hook ${hookUrl} (claude-code), through the proxy ${proxyHost}, as its http hooks go`,
+    );
+    expect(through.stdout).not.toContain("hunter2");
+    expect(proxy.seen).toEqual([
+      `GET http://${target}/healthz`,
+      `GET http://${target}/v1/whoami?client=claude-code`,
+      `POST http://${target}/v1/hooks/claude-code`,
+    ]);
+    // NO_PROXY exempts the host: the agent, and so the checks, connect directly.
+    const exempt = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: proxy.url,
+      NO_PROXY: "127.0.0.1",
+    });
+    expect(exempt.code, exempt.stdout).toBe(0);
+    expect(exempt.stdout.split("\n")[0]).toMatch(
+      /\(claude-code\), direct, as its http hooks go \(NO_PROXY exempts it from the proxy\)$/,
+    );
+    expect(proxy.seen).toHaveLength(3);
+    const none = await runCli(["doctor", "--url", hookUrl], "", { HOOKGATE_TOKEN: TOKEN });
+    expect(none.stdout.split("\n")[0]).toMatch(/\(claude-code\), direct$/);
+    // A proxy that refuses fails the check the hooks would fail, with what to change.
+    const refusing = await forwardProxy(407);
+    const refused = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: refusing.url.replace("//", "//me:hunter2@"),
+    });
+    expect(refused.code).toBe(1);
+    expect(lines(refused.stdout)[0]).toMatch(
+      /^✗ gateway answers: the proxy http:\/\/127\.0\.0\.1:\d+ refused the request \(HTTP 407 Proxy Authentication Required\)$/,
+    );
+    expect(refused.stdout).toContain("fix: give the proxy's user name and password in its URL");
+    expect(refused.stdout).not.toContain("hunter2");
+  });
+
   it("fails a proxy check when the agent would post to this machine's loopback through a proxy on another", async () => {
-    // The proxy connects to its own loopback: the hook fails open in the agent, while this
-    // command connects directly and every other check passes.
+    // The proxy connects to its own loopback: the hook fails open in the agent, and this command,
+    // which takes the agent's route, checks nothing of the gateway through it.
+    const local = await forwardProxy();
     const url = `${server.url}/v1/hooks/claude-code`;
     const host = new URL(server.url).hostname;
     const doctor = async (hookUrl: string, env: Record<string, string>) => {
@@ -274,8 +324,11 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       `fix: add ${host} to NO_PROXY in the shell that starts the agent (export NO_PROXY=${host},$NO_PROXY)`,
     );
     expect(proxied.out).not.toContain("secret");
-    // The gateway's own checks still ran, and passed.
-    expect(lines(proxied.out).filter((l) => l.startsWith("✓ "))).toHaveLength(3);
+    expect(lines(proxied.out).slice(1)).toEqual([
+      "✗ gateway answers: not checked (the route ends at the proxy's own loopback)",
+      "✗ token: not checked (the route ends at the proxy's own loopback)",
+      "✗ sample decision: not checked (the route ends at the proxy's own loopback)",
+    ]);
     // deepcode takes a proxy without a scheme for an http:// one.
     expect(
       (await doctor(`${server.url}/v1/hooks/deepcode`, { HTTP_PROXY: "proxy.corp.example:3128" })).proxy,
@@ -293,7 +346,7 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       [url, { ...remote, NO_PROXY: `localhost,${host}` }],
       [url, { ...remote, no_proxy: host }],
       // A proxy on this machine reaches the gateway.
-      [url, { HTTPS_PROXY: "http://127.0.0.1:3128" }],
+      [url, { HTTPS_PROXY: local.url }],
       // deepagents' curl adapter is none of these clients.
       [`${server.url}/v1/hooks/deepagents`, { ...remote, HOOKGATE_AUTH: TOKEN }],
     ] as const) {
@@ -335,6 +388,7 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
   it("runs the address check through a proxy when NO_PROXY exempts the hook's host, as each client reads it", async () => {
     // A corporate NO_PROXY lists the internal names, and the agent connects to them directly,
     // through its checking lookup: the proxy in HTTPS_PROXY is no way past it there.
+    const local = await forwardProxy();
     const port = new URL(server.url).port;
     const doctor = async (route: string, env: Record<string, string>) => {
       let out = "";
@@ -346,7 +400,7 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
         stdin: async () => new Uint8Array(),
       };
       const url = `http://localhost:${port}/v1/hooks/${route}`;
-      const proxied = { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: "http://127.0.0.1:9", ...env };
+      const proxied = { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: local.url, ...env };
       const code = await doctorCommand(["--url", url], io, proxied, async () => ["10.0.0.5"]);
       return { code, address: lines(out).find((l) => l.includes("address:")), out };
     };
@@ -389,7 +443,7 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       ["deepcode", { NO_PROXY: "notlocalhost" }],
       // deepcode reads NO_PROXY alone when set, and takes a proxy without a scheme.
       ["deepcode", { no_proxy: "localhost", NO_PROXY: "notlocalhost" }],
-      ["deepcode", { HTTPS_PROXY: "127.0.0.1:3128" }],
+      ["deepcode", { HTTPS_PROXY: local.url.replace("http://", "") }],
     ] as const) {
       const run = await doctor(route, env);
       expect(run.address, `${route} ${JSON.stringify(env)}`).toBeUndefined();

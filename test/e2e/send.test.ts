@@ -5,10 +5,11 @@
 
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer, request, type Server } from "node:http";
-import { type AddressInfo, connect } from "node:net";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { forwardProxy } from "../support/forward-proxy.js";
 import { refusingPort } from "../support/loopback.js";
 import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { whenDone } from "../support/temp.js";
@@ -351,48 +352,3 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(result.stderr).toMatch(/^hookgate send: /);
   });
 });
-
-/**
- * A loopback forward proxy, as an agent's is: it passes on a request in absolute form (an http
- * URL's) and tunnels a CONNECT (an https one's), recording each (`POST http://…`, `CONNECT
- * host:port`); with `refuse`, it answers every request with that status instead.
- */
-async function forwardProxy(refuse?: number): Promise<{ url: string; seen: string[] }> {
-  const seen: string[] = [];
-  const proxy = createServer((req, res) => {
-    if (refuse !== undefined) {
-      res.writeHead(refuse).end();
-      return;
-    }
-    seen.push(`${req.method} ${req.url}`);
-    const upstream = request(req.url ?? "", { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on("error", () => res.destroy());
-    req.pipe(upstream);
-  });
-  proxy.on("connect", (req, client) => {
-    if (refuse !== undefined) {
-      client.end(`HTTP/1.1 ${refuse} Refused\r\n\r\n`);
-      return;
-    }
-    seen.push(`CONNECT ${req.url}`);
-    const [host, port] = (req.url ?? "").split(/:(?=\d+$)/);
-    const upstream = connect(Number(port), host, () => {
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      upstream.pipe(client).pipe(upstream);
-    });
-    upstream.on("error", () => client.destroy());
-    client.on("error", () => upstream.destroy());
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  whenDone(
-    () =>
-      new Promise((resolve) => {
-        proxy.closeAllConnections();
-        proxy.close(resolve);
-      }),
-  );
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen };
-}

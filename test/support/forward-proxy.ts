@@ -1,0 +1,49 @@
+/** A loopback forward proxy for `hookgate send` and `hookgate doctor`, which take the agent's route. */
+import { createServer, request } from "node:http";
+import { type AddressInfo, connect } from "node:net";
+import { whenDone } from "./temp.js";
+
+/**
+ * A loopback forward proxy, as an agent's is: it passes on a request in absolute form (an http
+ * URL's) and tunnels a CONNECT (an https one's), recording each (`POST http://…`, `CONNECT
+ * host:port`); with `refuse`, it answers every request with that status instead.
+ */
+export async function forwardProxy(refuse?: number): Promise<{ url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const proxy = createServer((req, res) => {
+    if (refuse !== undefined) {
+      res.writeHead(refuse).end();
+      return;
+    }
+    seen.push(`${req.method} ${req.url}`);
+    const upstream = request(req.url ?? "", { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on("error", () => res.destroy());
+    req.pipe(upstream);
+  });
+  proxy.on("connect", (req, client) => {
+    if (refuse !== undefined) {
+      client.end(`HTTP/1.1 ${refuse} Refused\r\n\r\n`);
+      return;
+    }
+    seen.push(`CONNECT ${req.url}`);
+    const [host, port] = (req.url ?? "").split(/:(?=\d+$)/);
+    const upstream = connect(Number(port), host, () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      upstream.pipe(client).pipe(upstream);
+    });
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  whenDone(
+    () =>
+      new Promise((resolve) => {
+        proxy.closeAllConnections();
+        proxy.close(resolve);
+      }),
+  );
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen };
+}
