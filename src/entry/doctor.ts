@@ -387,6 +387,20 @@ function checkHealth(result: GatewayResult, base: string): Check {
             : 'its log\'s "the delivery thread" lines say why; the notify events answered meanwhile wait in its intake journal and are delivered once the thread runs again',
       };
     }
+    // It delivers, but a notify event that fails for good is lost with no dead letter to replay
+    // (a Worker's missing HOOKGATE_DLQ binding): only the failed dead letters said so.
+    if (json.deadLetters === "failing") {
+      const error = typeof json.deadLetterError === "string" ? `: ${json.deadLetterError}` : "";
+      return {
+        ok: false,
+        goOn: true,
+        line: `${line}, but it cannot set aside a notify event that fails for good as a dead letter, so such an event is lost${error}`,
+        fix:
+          typeof json.deadLetterFix === "string"
+            ? json.deadLetterFix
+            : 'its log\'s "dead-letter send failed" lines say why',
+      };
+    }
     return { ok: true, line };
   }
   if (status === 500 && json) {

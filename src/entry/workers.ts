@@ -516,6 +516,12 @@ async function handle(
             fix: bindingFix("HOOKGATE_QUEUE"),
           }
         : undefined,
+    // Its dead letters, each sent from the queue handler after a job's last try, fail in turn:
+    // only they said so, once a notification had already been lost.
+    deadLetterTrouble: () =>
+      notifies(state.policy) && binding("HOOKGATE_DLQ") === undefined
+        ? { error: bindingProblem("HOOKGATE_DLQ"), fix: bindingFix("HOOKGATE_DLQ") }
+        : undefined,
     // The runtime waits for a body for as long as its client stays connected.
     bodyDeadline,
     bodyCeiling: BODY_CEILING,

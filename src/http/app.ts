@@ -69,6 +69,14 @@ export interface AppDeps extends HookDeps {
    * journaled; `hookgate doctor` fails on it.
    */
   readonly deliveryTrouble?: (() => DeliveryTrouble | undefined) | undefined;
+  /**
+   * Why a notify event that fails for good cannot be set aside, if it cannot (a Worker's missing
+   * HOOKGATE_DLQ binding): /healthz says so, still 200, as the others are delivered; `hookgate
+   * doctor` fails on it.
+   */
+  readonly deadLetterTrouble?:
+    | (() => { readonly error: string; readonly fix: string } | undefined)
+    | undefined;
 }
 
 /** What a runtime may give each request of its own (`forRequest`). */
@@ -114,6 +122,7 @@ export function createApp(deps: AppDeps): Hono {
   routes.get("/healthz", (c) => {
     const inMemory = deps.notifyInMemory?.() ?? 0;
     const trouble = deps.deliveryTrouble?.();
+    const deadLetters = deps.deadLetterTrouble?.();
     return c.json({
       status: "ok",
       policy: deps.policy().hash,
@@ -124,6 +133,11 @@ export function createApp(deps: AppDeps): Hono {
         delivery: trouble.delivery,
         deliveryError: trouble.error,
         ...(trouble.fix !== undefined && { deliveryFix: trouble.fix }),
+      }),
+      ...(deadLetters && {
+        deadLetters: "failing",
+        deadLetterError: deadLetters.error,
+        deadLetterFix: deadLetters.fix,
       }),
     });
   });

@@ -478,6 +478,65 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(lines(none.stdout)[2]).toBe('✓ sample tool.use execute "rm -rf /" → none, as expected');
   });
 
+  it("fails the gateway check, with the fix it gives, when its /healthz says dead letters cannot be sent", async () => {
+    // A Worker without HOOKGATE_DLQ says so on /healthz; doctor passed it with a ✓. Here a
+    // loopback server answers as that Worker does.
+    const error = "the HOOKGATE_DLQ binding is missing";
+    const fix = "bind HOOKGATE_DLQ in wrangler.toml as a queue producer ([[queues.producers]])";
+    const worker = createServer(async (req, res) => {
+      if (req.url === "/healthz") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            status: "ok",
+            policy: "0123456789abcdef",
+            deadLetters: "failing",
+            deadLetterError: error,
+            deadLetterFix: fix,
+          }),
+        );
+        return;
+      }
+      // The token and the sample, as the gateway answers them.
+      req.resume();
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify(
+          req.url?.startsWith("/v1/whoami")
+            ? { team: "platform" }
+            : { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } },
+        ),
+      );
+    });
+    await new Promise<void>((resolve) => worker.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(worker.address() as AddressInfo).port}/v1/hooks/claude-code`;
+    try {
+      let out = "";
+      const io = {
+        out: (text: string) => {
+          out += text;
+        },
+        err: () => {},
+        stdin: async () => new Uint8Array(),
+      };
+      expect(await doctorCommand(["--url", url], io, { HOOKGATE_TOKEN: TOKEN })).toBe(1);
+      expect(lines(out)[0]).toBe(
+        `✗ gateway answers: GET /healthz 200, policy 0123456789abcdef, but it cannot set aside a notify event that fails for good as a dead letter, so such an event is lost: ${error}`,
+      );
+      expect(out).toContain(`    fix: ${fix}\n`);
+      // The gateway still decides: the token and sample checks ran, and passed.
+      expect(lines(out)).toHaveLength(3);
+      expect(
+        lines(out)
+          .slice(1)
+          .every((l) => l.startsWith("✓ ")),
+      ).toBe(true);
+    } finally {
+      worker.closeAllConnections();
+      await new Promise((resolve) => worker.close(resolve));
+    }
+  });
+
   it("checks nothing more when what answers at the URL is not a hookgate gateway", async () => {
     // Another web server on the port: its 404 for /healthz is no hookgate answer.
     const other = createServer((_req, res) => res.writeHead(404).end("not found"));

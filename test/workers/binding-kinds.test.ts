@@ -114,6 +114,54 @@ describe("a binding of another kind", () => {
     },
   );
 
+  it.each([
+    [
+      "missing",
+      undefined,
+      "the HOOKGATE_DLQ binding is missing",
+      "bind HOOKGATE_DLQ in wrangler.toml as a queue producer ([[queues.producers]])",
+    ],
+    [
+      "of another kind",
+      "hookgate-jobs-dlq",
+      "the HOOKGATE_DLQ binding is not a queue producer ([[queues.producers]])",
+      "bind HOOKGATE_DLQ in wrangler.toml as a queue producer ([[queues.producers]]), and remove the [vars] entry or other binding of that name",
+    ],
+  ])(
+    "%s, as HOOKGATE_DLQ under a policy that notifies, fails /healthz's dead letters, as doctor reads it",
+    async (_what, dlq, error, fix) => {
+      // /healthz said ok; only a notify event that failed for good said so, its dead letter
+      // failing in turn, sent again and again until the queue dropped it.
+      const health = async (changes: Record<string, unknown>) => {
+        const res = await worker.fetch(
+          new Request("https://hookgate.test/healthz"),
+          { ...env, ...changes } as unknown as WorkerEnv,
+          createExecutionContext(),
+        );
+        expect(res.status).toBe(200);
+        return (await res.json()) as Record<string, unknown>;
+      };
+      vi.spyOn(console, "error").mockImplementation(() => {});
+      const unbound = await health({ HOOKGATE_DLQ: dlq });
+      expect(unbound).toMatchObject({
+        status: "ok",
+        deadLetters: "failing",
+        deadLetterError: error,
+        deadLetterFix: fix,
+      });
+      expect(unbound).not.toHaveProperty("delivery");
+      expect(await health({})).not.toHaveProperty("deadLetters");
+      // A policy that notifies nothing sends no dead letter.
+      const quiet = {
+        version: 1,
+        rules: [{ id: `r-${crypto.randomUUID()}`, on: "PreToolUse", decide: "allow" }],
+      };
+      expect(await health({ HOOKGATE_DLQ: dlq, HOOKGATE_POLICY: JSON.stringify(quiet) })).not.toHaveProperty(
+        "deadLetters",
+      );
+    },
+  );
+
   it("as HOOKGATE_DLQ is named in the failed dead letter with the fix, and the message kept", async () => {
     // The failed send said only that the binding is not a queue producer, not to remove the
     // [vars] entry that holds its name.
