@@ -153,7 +153,7 @@ export async function doctorCommand(
     return 1;
   }
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs, ...via });
-  const healthCheck = checkHealth(health, base);
+  const healthCheck = checkHealth(throughProxy(health, hookUrl, dialect, env, via), base);
   print(healthCheck);
   if (!healthCheck.ok && healthCheck.goOn !== true) {
     // Whatever answered is not a working hookgate at that URL: its token and sample checks would
@@ -188,7 +188,7 @@ export async function doctorCommand(
   // The variable is set but holds nothing (`export HOOKGATE_TOKEN=` of an empty file): "not set"
   // would send its user to look for a variable that is there.
   const blank = env[dialect.startsWith("deepagents") ? "HOOKGATE_AUTH" : "HOOKGATE_TOKEN"] !== undefined;
-  print(checkToken(whoami, token?.name, dialect, blank));
+  print(checkToken(throughProxy(whoami, hookUrl, dialect, env, via), token?.name, dialect, blank));
 
   const sample = await gatewayRequest({
     method: "POST",
@@ -202,7 +202,7 @@ export async function doctorCommand(
     timeoutMs,
     ...via,
   });
-  print(checkSample(sample, { command, expect, dialect, hookUrl }));
+  print(checkSample(throughProxy(sample, hookUrl, dialect, env, via), { command, expect, dialect, hookUrl }));
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
@@ -329,6 +329,27 @@ function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check
     ok: false,
     line: `proxy: ${agent} posts to ${host} through the proxy at ${proxy.host}, as ${via.noProxy} does not exempt it, and that proxy reaches its own loopback, not this machine's: the hook fails and the tool call runs as if no hook had answered`,
     fix: `add ${host} to ${via.noProxy} in the shell that starts the agent (export ${via.noProxy}=${host}${listed})`,
+  };
+}
+
+/**
+ * A request through the proxy that got no answer, with what to change where the failure does not
+ * say it: the proxy, which the agent's hooks go through too, not the gateway (START_HINT told to
+ * start a gateway that ran, behind a proxy that was down or could not reach it).
+ */
+function throughProxy(
+  result: GatewayResult,
+  hookUrl: string,
+  dialect: string,
+  env: Env,
+  via: { proxy?: string },
+): GatewayResult {
+  if (result.ok || result.fix !== undefined || via.proxy === undefined) return result;
+  const host = new URL(hookUrl).host;
+  const noProxy = agentProxy(hookUrl, dialect, env).noProxy ?? "NO_PROXY";
+  return {
+    ...result,
+    fix: `check that the proxy runs and reaches ${host}, as the agent's hooks go through it; or, for the agent to connect to ${host} directly, add it to ${noProxy} in the shell that starts the agent`,
   };
 }
 

@@ -289,6 +289,19 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     );
     expect(refused.stdout).toContain("fix: give the proxy's user name and password in its URL");
     expect(refused.stdout).not.toContain("hunter2");
+    // A proxy that is down: its fix is the proxy's, not to start the gateway, which runs.
+    const down = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: `http://127.0.0.1:${await refusingPort()}`,
+    });
+    expect(down.code).toBe(1);
+    expect(lines(down.stdout)[0]).toMatch(
+      /^✗ gateway answers: request to .* through the proxy http:\/\/127\.0\.0\.1:\d+ failed: .*ECONNREFUSED/,
+    );
+    expect(down.stdout).toContain(
+      `fix: check that the proxy runs and reaches ${target}, as the agent's hooks go through it; or, for the agent to connect to ${target} directly, add it to NO_PROXY in the shell that starts the agent\n`,
+    );
+    expect(down.stdout).not.toContain("start the gateway");
   });
 
   it("fails a proxy check when the agent would post to this machine's loopback through a proxy on another", async () => {
