@@ -153,7 +153,8 @@ export async function doctorCommand(
     return 1;
   }
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs, ...via });
-  const healthCheck = checkHealth(throughProxy(health, hookUrl, dialect, env, via), base);
+  const viaFix = proxyFix(hookUrl, dialect, env, via);
+  const healthCheck = checkHealth(orFix(health, viaFix), base, viaFix);
   print(healthCheck);
   if (!healthCheck.ok && healthCheck.goOn !== true) {
     // Whatever answered is not a working hookgate at that URL: its token and sample checks would
@@ -188,7 +189,7 @@ export async function doctorCommand(
   // The variable is set but holds nothing (`export HOOKGATE_TOKEN=` of an empty file): "not set"
   // would send its user to look for a variable that is there.
   const blank = env[dialect.startsWith("deepagents") ? "HOOKGATE_AUTH" : "HOOKGATE_TOKEN"] !== undefined;
-  print(checkToken(throughProxy(whoami, hookUrl, dialect, env, via), token?.name, dialect, blank));
+  print(checkToken(orFix(whoami, viaFix), token?.name, dialect, blank));
 
   const sample = await gatewayRequest({
     method: "POST",
@@ -202,7 +203,7 @@ export async function doctorCommand(
     timeoutMs,
     ...via,
   });
-  print(checkSample(throughProxy(sample, hookUrl, dialect, env, via), { command, expect, dialect, hookUrl }));
+  print(checkSample(orFix(sample, viaFix), { command, expect, dialect, hookUrl }));
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
@@ -333,30 +334,27 @@ function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check
 }
 
 /**
- * A request through the proxy that got no answer, with what to change where the failure does not
- * say it: the proxy, which the agent's hooks go through too, not the gateway (START_HINT told to
- * start a gateway that ran, behind a proxy that was down or could not reach it).
+ * What to change when a request through the proxy got no answer, or the proxy's own (a 502 of
+ * one that cannot reach the gateway): the proxy, which the agent's hooks go through too, not the
+ * gateway. START_HINT told to start a gateway that ran, behind a proxy that was down.
  */
-function throughProxy(
-  result: GatewayResult,
-  hookUrl: string,
-  dialect: string,
-  env: Env,
-  via: { proxy?: string },
-): GatewayResult {
-  if (result.ok || result.fix !== undefined || via.proxy === undefined) return result;
+function proxyFix(hookUrl: string, dialect: string, env: Env, via: { proxy?: string }): string | undefined {
+  if (via.proxy === undefined) return undefined;
   const host = new URL(hookUrl).host;
   const noProxy = agentProxy(hookUrl, dialect, env).noProxy ?? "NO_PROXY";
-  return {
-    ...result,
-    fix: `check that the proxy runs and reaches ${host}, as the agent's hooks go through it; or, for the agent to connect to ${host} directly, add it to ${noProxy} in the shell that starts the agent`,
-  };
+  return `check that the proxy runs and reaches ${host}, as the agent's hooks go through it; or, for the agent to connect to ${host} directly, add it to ${noProxy} in the shell that starts the agent`;
+}
+
+/** A failed request with `fix` (proxyFix) where the failure does not say its own. */
+function orFix(result: GatewayResult, fix: string | undefined): GatewayResult {
+  return result.ok || result.fix !== undefined || fix === undefined ? result : { ...result, fix };
 }
 
 const START_HINT =
   "start the gateway (npm start in a hookgate clone, or hookgate serve --policy FILE), or fix the host and port in --url";
 
-function checkHealth(result: GatewayResult, base: string): Check {
+/** `viaFix`: what to change of the proxy the request went through (proxyFix), if it did. */
+function checkHealth(result: GatewayResult, base: string, viaFix: string | undefined): Check {
   if (!result.ok)
     return { ok: false, line: `gateway answers: ${result.error}`, fix: result.fix ?? START_HINT };
   const { status, body } = result.response;
@@ -443,7 +441,8 @@ function checkHealth(result: GatewayResult, base: string): Check {
   return {
     ok: false,
     line: `gateway answers: GET ${base}/healthz gave HTTP ${status}, not hookgate's {"status":"ok"}`,
-    fix: "check that --url points at a hookgate gateway (e.g. http://127.0.0.1:8787/v1/hooks/claude-code)",
+    // Through a proxy, the answer is as likely the proxy's own (502: it cannot reach the gateway).
+    fix: `${viaFix === undefined ? "" : `${viaFix}; or `}check that --url points at a hookgate gateway (e.g. http://127.0.0.1:8787/v1/hooks/claude-code)`,
   };
 }
 

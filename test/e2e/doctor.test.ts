@@ -302,6 +302,18 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       `fix: check that the proxy runs and reaches ${target}, as the agent's hooks go through it; or, for the agent to connect to ${target} directly, add it to NO_PROXY in the shell that starts the agent\n`,
     );
     expect(down.stdout).not.toContain("start the gateway");
+    // A proxy that cannot reach the gateway answers for it (502): the fix names the proxy first.
+    const unreaching = await forwardProxy(502);
+    const bad = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: unreaching.url,
+    });
+    expect(lines(bad.stdout)[0]).toBe(
+      `✗ gateway answers: GET ${server.url}/healthz gave HTTP 502, not hookgate's {"status":"ok"}`,
+    );
+    expect(bad.stdout).toContain(
+      `fix: check that the proxy runs and reaches ${target}, as the agent's hooks go through it; or, for the agent to connect to ${target} directly, add it to NO_PROXY in the shell that starts the agent; or check that --url points at a hookgate gateway`,
+    );
   });
 
   it("fails a proxy check when the agent would post to this machine's loopback through a proxy on another", async () => {
