@@ -372,6 +372,8 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       [url, { ...remote, no_proxy: host }],
       // A proxy on this machine reaches the gateway.
       [url, { HTTPS_PROXY: local.url }],
+      // Written as an IPv4-mapped address, which a URL writes in hex ([::ffff:7f00:1]).
+      [url, { HTTPS_PROXY: local.url.replace("127.0.0.1", "[::ffff:127.0.0.1]") }],
       // deepagents' curl adapter is none of these clients.
       [`${server.url}/v1/hooks/deepagents`, { ...remote, HOOKGATE_AUTH: TOKEN }],
     ] as const) {
