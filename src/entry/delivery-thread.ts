@@ -667,8 +667,9 @@ async function start(): Promise<void> {
         if (ended) return;
         clearInterval(poll);
         clearInterval(gaugeTimer);
-        // The deliveries in flight end, and their outcomes are tried once: one waiting on a lock
-        // or a full disk is left leased for the next serve, not waited for until its lease ends.
+        // The deliveries in flight end, and their outcomes are tried once, each waiting a moment
+        // for a lock (STOP_BUSY_MS), not the busy timeout: one waiting on a lock or a full disk
+        // is left leased for the next serve, not waited for until its lease ends.
         queue.stopWaiting();
         await lastDrain();
         await consumer?.stop();

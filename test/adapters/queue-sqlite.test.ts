@@ -816,6 +816,30 @@ describe("sqlite queue, a delivery settled while another process holds the file 
     },
   );
 
+  it.each(settles)(
+    "%s: after stopWaiting, waits for the lock a moment, not the whole busy timeout",
+    async (_kind, settle) => {
+      // serve stops: each outcome recorded meanwhile on a locked file waited out the busy timeout
+      // (5 s), so ten deliveries ending at once held the stop past its 30 s. Here a busy timeout
+      // far past this test's own: waited out, the test fails on its timeout.
+      const queue = createSqliteQueue<Job>({ path, owner: "serve", now: () => clock, busyTimeoutMs: 60_000 });
+      opened.push(queue);
+      await queue.send([{ id: "a", body: { n: 1 } }]);
+      const [message] = await queue.receive(1, 60_000);
+      if (!message) throw new Error("nothing received");
+      const other = new Database(path);
+      whenDone(() => other.close());
+      other.exec("BEGIN EXCLUSIVE");
+      queue.stopWaiting();
+      await expect(settle(queue, message)).rejects.toThrow(/locked|busy/i);
+      other.exec("ROLLBACK");
+      // Nothing lost: the next process takes the job back and delivers it.
+      const next = open("next");
+      expect(next.recoverLeases()).toBe(1);
+    },
+    20_000,
+  );
+
   it.each(settles)("%s: is given up once the lease it settles has ended", async (_kind, settle) => {
     const { queue, message, calls } = await leasedJob();
     const other = new Database(path);

@@ -116,8 +116,9 @@ export interface SqliteQueue<T> extends Queue<T> {
   /**
    * From here on a settle that fails on a lock or a full disk is given up at once, and those
    * waiting to be tried again give up now (`serve` stops: waiting until their leases ended, a
-   * stop took its whole 30 s and ended the thread). Nothing is lost: each job stays leased, and
-   * the next `serve` takes it back (`recoverLeases`) and delivers it again.
+   * stop took its whole 30 s and ended the thread); each call waits for a lock STOP_BUSY_MS at
+   * most, not the whole busy timeout. Nothing is lost: each job stays leased, and the next
+   * `serve` takes it back (`recoverLeases`) and delivers it again.
    */
   stopWaiting(): void;
   /** What the file holds now, read without a write lock (`serve`'s gauges on /metrics). */
@@ -173,6 +174,13 @@ const REPLAY_PAUSE_MS = 150;
 const REPLAY_READ_ROWS = 50;
 /** How long a settle that failed on a lock or a full disk waits before it is tried again. */
 const SETTLE_RETRY_MS = 1000;
+/**
+ * How long a call waits for another process's lock once `stopWaiting` was called, at most: each
+ * call waiting out the whole busy timeout (5 s in `serve`), the last intake and a batch of
+ * deliveries settled one after another on a locked file took past the stop's 30 s. A replay's
+ * slice and pause together: a `dlq replay` running meanwhile lets each call in at its next pause.
+ */
+export const STOP_BUSY_MS = REPLAY_SLICE_MS + REPLAY_PAUSE_MS;
 
 /**
  * A failure that passes without anything done here, so a settle waits it out: another connection
@@ -378,7 +386,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const now = (): number => Math.floor((options.now ?? Date.now)());
   const monotonic = options.monotonic ?? options.now ?? (() => performance.now());
   const owner = options.owner ?? PROCESS_OWNER;
-  const db = openDatabase(options.path, options.busyTimeoutMs ?? 5000);
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const db = openDatabase(options.path, busyTimeoutMs);
   /**
    * A failure once the file is open, naming it: SQLite's own message names none ("file is not a
    * database", "database is locked"), and `serve` logged it without saying which file to look at.
@@ -848,6 +857,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     stopWaiting() {
       stopped.abort();
+      // Sets a number, taking no lock: no call to announce (`beforeCall`).
+      if (db.open) db.pragma(`busy_timeout = ${Math.min(busyTimeoutMs, STOP_BUSY_MS)}`);
     },
 
     stats() {
