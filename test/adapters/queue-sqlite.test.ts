@@ -685,7 +685,66 @@ describe("sqlite queue on disk", () => {
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
     raw.close();
   });
+
+  it("makes the SQLite calls of its open, recoverLeases and intakePosition between beforeCall and afterCall", async () => {
+    // serve's delivery thread makes these before it is ready: one on a disk that hung was taken
+    // for a thread between calls, and the host ended it inside the call, aborting the process.
+    const outside: string[] = [];
+    let inCall = false;
+    const queue = watchingCalls(
+      (name) => {
+        if (!inCall) outside.push(name);
+      },
+      () =>
+        createSqliteQueue<Job>({
+          path,
+          owner: "serve",
+          now: () => clock,
+          beforeCall: () => {
+            inCall = true;
+          },
+          afterCall: () => {
+            inCall = false;
+          },
+        }),
+    );
+    opened.push(queue);
+    watchingCalls(
+      (name) => {
+        if (!inCall) outside.push(name);
+      },
+      () => [queue.recoverLeases(), queue.intakePosition()],
+    );
+    expect(outside).toEqual([]);
+  });
 });
+
+/** Runs `run`, telling `called` the name of each SQLite call made on any connection meanwhile. */
+function watchingCalls<R>(called: (name: string) => void, run: () => R): R {
+  const scratch = new Database(":memory:");
+  const statement = Object.getPrototypeOf(scratch.prepare("SELECT 1")) as Record<string, unknown>;
+  scratch.close();
+  const methods: [Record<string, unknown>, string][] = [
+    [Database.prototype as unknown as Record<string, unknown>, "exec"],
+    [Database.prototype as unknown as Record<string, unknown>, "pragma"],
+    [statement, "run"],
+    [statement, "get"],
+    [statement, "all"],
+  ];
+  const originals = methods.map(([target, name]) => target[name] as (...args: unknown[]) => unknown);
+  for (const [i, [target, name]] of methods.entries()) {
+    const original = originals[i] as (...args: unknown[]) => unknown;
+    target[name] = function (this: unknown, ...args: unknown[]) {
+      called(name);
+      return original.apply(this, args);
+    };
+  }
+  try {
+    return run();
+  } finally {
+    for (const [i, [target, name]] of methods.entries()) target[name] = originals[i];
+  }
+}
 
 /**
  * Runs `open`, and `between` once after the `step`-th statement run on any connection meanwhile

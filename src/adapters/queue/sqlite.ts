@@ -386,16 +386,6 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const now = (): number => Math.floor((options.now ?? Date.now)());
   const monotonic = options.monotonic ?? options.now ?? (() => performance.now());
   const owner = options.owner ?? PROCESS_OWNER;
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
-  const db = openDatabase(options.path, busyTimeoutMs);
-  /**
-   * A failure once the file is open, naming it: SQLite's own message names none ("file is not a
-   * database", "database is locked"), and `serve` logged it without saying which file to look at.
-   */
-  const named = (e: unknown): Error =>
-    Object.assign(new Error(`the SQLite queue at ${options.path}: ${errorMessage(e)}`, { cause: e }), {
-      code: (e as { code?: unknown } | null)?.code,
-    });
   /** `run`, a call into SQLite, between `beforeCall` and `afterCall`. */
   const calling = <R>(run: () => R): R => {
     options.beforeCall?.();
@@ -405,6 +395,19 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       options.afterCall?.();
     }
   };
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  // Announced as a call too, as `recoverLeases` and `intakePosition` are: `serve`'s delivery
+  // thread makes them before it is ready, and one on a disk that hangs was taken for a thread
+  // between calls, which the host then ended inside it (aborting the whole process).
+  const db = calling(() => openDatabase(options.path, busyTimeoutMs));
+  /**
+   * A failure once the file is open, naming it: SQLite's own message names none ("file is not a
+   * database", "database is locked"), and `serve` logged it without saying which file to look at.
+   */
+  const named = (e: unknown): Error =>
+    Object.assign(new Error(`the SQLite queue at ${options.path}: ${errorMessage(e)}`, { cause: e }), {
+      code: (e as { code?: unknown } | null)?.code,
+    });
   const naming = <R>(run: () => R): R => {
     try {
       return calling(run);
@@ -852,7 +855,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     intakePosition() {
-      return getPosition.get();
+      return calling(() => getPosition.get());
     },
 
     stopWaiting() {
@@ -976,7 +979,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     recoverLeases() {
-      return recover.run({ owner, now: now(), error: STOPPED_DELIVERING }).changes;
+      return calling(() => recover.run({ owner, now: now(), error: STOPPED_DELIVERING }).changes);
     },
 
     async close() {
