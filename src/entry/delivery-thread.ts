@@ -661,16 +661,17 @@ async function start(): Promise<void> {
     } else if (message.kind === "policy") current = load(message.settings);
     else if (message.kind === "stop") {
       void (async () => {
+        // The deliveries in flight end, and their outcomes are tried once, each waiting a moment
+        // for a lock (STOP_BUSY_MS), not the busy timeout: one waiting on a lock or a full disk
+        // is left leased for the next serve, not waited for until its lease ends. Before the wait
+        // for a put-back, which stops the deliveries first: after it, they waited out their leases.
+        queue.stopWaiting();
         // Putting back a deleted queue file ends the thread once it is done; one that failed
         // left it running, to stop as usual.
         await restoring;
         if (ended) return;
         clearInterval(poll);
         clearInterval(gaugeTimer);
-        // The deliveries in flight end, and their outcomes are tried once, each waiting a moment
-        // for a lock (STOP_BUSY_MS), not the busy timeout: one waiting on a lock or a full disk
-        // is left leased for the next serve, not waited for until its lease ends.
-        queue.stopWaiting();
         await lastDrain();
         await consumer?.stop();
         // Deleted since the last heartbeat's check (the data dir removed, then serve stopped):

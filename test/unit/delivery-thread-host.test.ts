@@ -6,7 +6,7 @@
  */
 
 import { spawn } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -563,6 +563,24 @@ describe("startDeliveryThread", () => {
     whenDone(() => next.close());
     expect(next.recoverLeases()).toBe(10);
   }, 60_000);
+
+  it("stops a real thread putting back a deleted queue file while its outcomes wait on a lock, without waiting out their leases (built dist/)", async () => {
+    // The put-back stops the deliveries first, and a stop waits for it: the outcomes waiting on
+    // the lock were tried again until their leases ended (60 s), told to give up only after it.
+    const { thread, sink, lock, logs, dataDir } = await tenSettledOnALockedFile(1000);
+    await until(() => sink.received.length === 10);
+    await until(() => thread.trouble()?.delivery === "failing");
+    const path = deleteQueueFile(dataDir);
+    // The put-back has made its first copy, and stops the deliveries.
+    await until(() => existsSync(`${path}.restoring`));
+    await thread.stop();
+    expect(logs.map((l) => l.msg)).not.toContain("the delivery thread did not stop in time; ending it");
+    lock.exec("COMMIT");
+    // Put back, the ten leased still: the next serve takes them back.
+    const next = createSqliteQueue<DeliveryJob>({ path, owner: "next" });
+    whenDone(() => next.close());
+    expect(next.recoverLeases()).toBe(10);
+  }, 90_000);
 
   it("lets the process exit after halt while its thread waits on a lock, without aborting (built dist/)", async () => {
     // A second signal while serve stops exits the process, which ends the delivery thread
