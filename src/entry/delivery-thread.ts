@@ -662,7 +662,7 @@ async function start(): Promise<void> {
     else if (message.kind === "stop") {
       void (async () => {
         // The deliveries in flight end, and their outcomes are tried once, each waiting a moment
-        // for a lock (STOP_BUSY_MS), not the busy timeout: one waiting on a lock or a full disk
+        // for a lock (SHORT_BUSY_MS), not the busy timeout: one waiting on a lock or a full disk
         // is left leased for the next serve, not waited for until its lease ends. Before the wait
         // for a put-back, which stops the deliveries first: after it, they waited out their leases.
         queue.stopWaiting();

@@ -987,6 +987,71 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
     },
   );
 
+  it.each(["retry", "hold", "deadLetter"] as const)(
+    "%s: tried again, waits for a lock a moment, not the whole busy timeout",
+    async (kind) => {
+      // Ten deliveries' outcomes tried again each second, each waiting out the busy timeout (5 s
+      // in serve) one after another, held the delivery thread 50 s at a time: its stop went
+      // unread. A busy timeout far past this test's own here: waited out, the test fails on it.
+      const waits: string[] = [];
+      const { queue, fillDisk, makeRoom } = openWithConnection({
+        owner: "serve",
+        now: () => clock,
+        busyTimeoutMs: 60_000,
+        onSettleWait: (error) => waits.push(error === undefined ? "settled" : String(error)),
+      });
+      await queue.send([{ id: "a", body: { n: 1 } }]);
+      const [message] = await queue.receive(1, 60_000);
+      if (!message) throw new Error("nothing received");
+      // The first try fails at once on a full disk; the next on the lock taken meanwhile.
+      fillDisk();
+      const settled =
+        kind === "retry"
+          ? queue.retry(message, 0, big)
+          : kind === "hold"
+            ? queue.hold(message, 0, big)
+            : queue.deadLetter(message, big);
+      await until(() => waits.length > 0);
+      const other = new Database(path);
+      whenDone(() => other.close());
+      other.exec("BEGIN IMMEDIATE");
+      makeRoom();
+      await until(() => waits.some((w) => /locked|busy/i.test(w)));
+      other.exec("COMMIT");
+      expect(await settled).toBe(true);
+    },
+    20_000,
+  );
+
+  it("waits for a lock a moment, not the whole busy timeout, while another settle waits", async () => {
+    // Ten deliveries ending at once on a locked file: each first try waited out the busy timeout.
+    const waits: string[] = [];
+    const { queue, fillDisk, makeRoom } = openWithConnection({
+      owner: "serve",
+      now: () => clock,
+      busyTimeoutMs: 60_000,
+      onSettleWait: (error) => waits.push(error === undefined ? "settled" : String(error)),
+    });
+    await queue.send([
+      { id: "a", body: { n: 1 } },
+      { id: "b", body: { n: 2 } },
+    ]);
+    const [a, b] = await queue.receive(2, 60_000);
+    if (!a || !b) throw new Error("nothing received");
+    fillDisk();
+    const retried = queue.retry(a, 0, big);
+    await until(() => waits.length > 0);
+    const other = new Database(path);
+    whenDone(() => other.close());
+    other.exec("BEGIN IMMEDIATE");
+    const second = queue.retry(b, 0, "HTTP 500");
+    await until(() => waits.some((w) => /locked|busy/i.test(w)));
+    other.exec("COMMIT");
+    makeRoom();
+    expect(await second).toBe(true);
+    expect(await retried).toBe(true);
+  }, 20_000);
+
   it("tells the wait over only once no settle waits, not when the first of two goes in", async () => {
     // One flag for every settle: the ack that went in told the wait over (serve's /healthz said
     // the outcomes were recorded again) while the retry still waited for room.

@@ -116,7 +116,7 @@ export interface SqliteQueue<T> extends Queue<T> {
   /**
    * From here on a settle that fails on a lock or a full disk is given up at once, and those
    * waiting to be tried again give up now (`serve` stops: waiting until their leases ended, a
-   * stop took its whole 30 s and ended the thread); each call waits for a lock STOP_BUSY_MS at
+   * stop took its whole 30 s and ended the thread); each call waits for a lock SHORT_BUSY_MS at
    * most, not the whole busy timeout. Nothing is lost: each job stays leased, and the next
    * `serve` takes it back (`recoverLeases`) and delivers it again.
    */
@@ -175,12 +175,13 @@ const REPLAY_READ_ROWS = 50;
 /** How long a settle that failed on a lock or a full disk waits before it is tried again. */
 const SETTLE_RETRY_MS = 1000;
 /**
- * How long a call waits for another process's lock once `stopWaiting` was called, at most: each
- * call waiting out the whole busy timeout (5 s in `serve`), the last intake and a batch of
- * deliveries settled one after another on a locked file took past the stop's 30 s. A replay's
- * slice and pause together: a `dlq replay` running meanwhile lets each call in at its next pause.
+ * How long a settle tried again waits for another process's lock, at most, and every call once
+ * `stopWaiting` was called: each waiting out the whole busy timeout (5 s in `serve`), ten
+ * deliveries settled one after another on a locked file held the thread 50 s at a time, its
+ * messages (a stop) unread, and a stop took past its 30 s. A replay's slice and pause together:
+ * a `dlq replay` running meanwhile lets each call in at its next pause.
  */
-export const STOP_BUSY_MS = REPLAY_SLICE_MS + REPLAY_PAUSE_MS;
+export const SHORT_BUSY_MS = REPLAY_SLICE_MS + REPLAY_PAUSE_MS;
 
 /**
  * A failure that passes without anything done here, so a settle waits it out: another connection
@@ -797,10 +798,11 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
    * waiting, and are given up at once. Only this queue leases its jobs again, and only once their
    * leases end, so a settle that goes in before then settles that delivery.
    */
-  const settling = async <R>(receipt: string, run: () => Promise<R>): Promise<R> => {
+  const settling = async <R>(receipt: string, run: (brief: boolean) => Promise<R>): Promise<R> => {
     for (;;) {
       try {
-        const settled = await run();
+        // One waiting (this one tried again, or another) tells the lock is held or the disk full.
+        const settled = await run(settlesWaiting.size > 0);
         leaseEnds.delete(receipt);
         settlesWaiting.delete(receipt);
         if (toldWaiting && settlesWaiting.size === 0) {
@@ -817,6 +819,24 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
           throw e;
         }
       }
+    }
+  };
+  /** The busy timeout in force: SHORT_BUSY_MS at most once `stopWaiting` was called. */
+  let busyMs = busyTimeoutMs;
+  /**
+   * `run`, a settle's statements, waiting for a lock SHORT_BUSY_MS at most if `brief` (tried
+   * again, or while another settle waits): the second between two tries is its wait, and ten
+   * waiting the whole busy timeout one after another held the thread for ten of them at a time.
+   * Sets numbers, taking no lock.
+   */
+  const briefly = <R>(brief: boolean, run: () => R): R => {
+    const short = Math.min(busyMs, SHORT_BUSY_MS);
+    if (!brief || short === busyMs) return run();
+    db.pragma(`busy_timeout = ${short}`);
+    try {
+      return run();
+    } finally {
+      if (db.open) db.pragma(`busy_timeout = ${busyMs}`);
     }
   };
   /** Waits before a settle that failed on `error` is tried again; false if `stopWaiting` ended it. */
@@ -860,8 +880,9 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     stopWaiting() {
       stopped.abort();
+      busyMs = Math.min(busyTimeoutMs, SHORT_BUSY_MS);
       // Sets a number, taking no lock: no call to announce (`beforeCall`).
-      if (db.open) db.pragma(`busy_timeout = ${Math.min(busyTimeoutMs, STOP_BUSY_MS)}`);
+      if (db.open) db.pragma(`busy_timeout = ${busyMs}`);
     },
 
     stats() {
@@ -905,28 +926,36 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     retry(message, delayMs, error) {
-      return settling(message.receipt, async () => {
+      return settling(message.receipt, async (brief) => {
         const visibleAt = now() + ms(delayMs);
-        return naming(
-          () => release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0,
+        return naming(() =>
+          briefly(
+            brief,
+            () => release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0,
+          ),
         );
       });
     },
 
     hold(message, delayMs, reason, options) {
       const added = options?.addsHold === false ? 0 : 1;
-      return settling(message.receipt, async () => {
+      return settling(message.receipt, async (brief) => {
         const visibleAt = now() + ms(delayMs);
-        return naming(
-          () =>
-            holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason, added })
-              .changes > 0,
+        return naming(() =>
+          briefly(
+            brief,
+            () =>
+              holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason, added })
+                .changes > 0,
+          ),
         );
       });
     },
 
     deadLetter(message, error) {
-      return settling(message.receipt, async () => naming(() => moveToDead.immediate(message, error)));
+      return settling(message.receipt, async (brief) =>
+        naming(() => briefly(brief, () => moveToDead.immediate(message, error))),
+      );
     },
 
     async listDead(limit = 100): Promise<DeadLetter<T>[]> {
