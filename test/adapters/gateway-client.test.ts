@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest } from "../../src/adapters/gateway-client/node.js";
+import { forwardProxy } from "../support/forward-proxy.js";
 import { whenDone } from "../support/temp.js";
 
 /** A loopback server answering with `handle`; its base URL. */
@@ -140,6 +141,26 @@ describe("gatewayRequest", () => {
     expect(result).toEqual({
       ok: false,
       error: `TLS to 127.0.0.1:${port} failed (wrong version number): the server may speak plain http (try http://)`,
+      fix: "use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it",
+    });
+  });
+
+  it("says an https URL met a server that speaks plain http through a proxy's tunnel too, with the same fix, not OpenSSL's line", async () => {
+    // Through a proxy, undici's TLS error carries OpenSSL's own code, not EPROTO: said raw, with
+    // no fix, doctor's fix then sent its user to a proxy that had reached the gateway.
+    const url = await serve((_req, res) => res.end("{}"));
+    const port = new URL(url).port;
+    const proxy = await forwardProxy();
+    const result = await gatewayRequest({
+      method: "GET",
+      url: `https://127.0.0.1:${port}/healthz`,
+      timeoutMs: 5000,
+      proxy: proxy.url,
+    });
+    expect(proxy.seen).toEqual([`CONNECT 127.0.0.1:${port}`]);
+    expect(result).toEqual({
+      ok: false,
+      error: `TLS to 127.0.0.1:${port} failed (wrong version number): the server may speak plain http (try http://) (through the proxy ${proxy.url})`,
       fix: "use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it",
     });
   });

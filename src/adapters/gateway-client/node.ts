@@ -117,11 +117,7 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
 function describeFailure(e: unknown, url: URL): { error: string; fix?: string } {
   const error = failureText(e, url);
   const code = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
-  if (error.endsWith("(try http://)"))
-    return {
-      error,
-      fix: "use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it",
-    };
+  if (error.endsWith("(try http://)")) return { error, fix: PLAIN_HTTP_FIX };
   // EAI_AGAIN is a lookup that failed for now (no DNS server answered: offline, a VPN down), not
   // a name that does not exist: the name may be right.
   if (code === "EAI_AGAIN")
@@ -151,20 +147,38 @@ function failureText(e: unknown, url: URL): string {
       return `${url.host} closed the connection (ECONNRESET)`;
     case "ETIMEDOUT":
       return `connecting to ${url.host} timed out`;
-    case "EPROTO": {
-      // node:https gives OpenSSL's whole error line, its source file and a line break included;
-      // the reason says it ("wrong version number": an https URL, a server speaking plain http).
-      const reason = /SSL routines:[^:]*:([^:]+)/.exec(errorMessage(e))?.[1];
-      if (reason === undefined) break;
-      const hint = reason === "wrong version number" ? ": the server may speak plain http (try http://)" : "";
-      return `TLS to ${url.host} failed (${reason})${hint}`;
-    }
-    default:
-      if (code?.startsWith("ERR_TLS") || code?.includes("CERT")) {
-        return `TLS to ${url.host} failed (${code}); for a private CA set NODE_EXTRA_CA_CERTS`;
-      }
   }
+  const tls = tlsFailureText(e, url, code);
+  if (tls !== undefined) return tls;
   // On one line: a message may end in a line break (OpenSSL's do).
   const detail = errorMessage(e).replace(/\s+/g, " ").trim();
   return `request to ${url.href} failed: ${detail}${code ? ` (${code})` : ""}`;
+}
+
+const PLAIN_HTTP_FIX =
+  "use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it";
+
+/**
+ * A failed TLS handshake with the gateway, said as what it most likely means, or undefined for
+ * another failure: also through a proxy's tunnel (proxied.ts), whose errors carry OpenSSL's own
+ * code (ERR_SSL_WRONG_VERSION_NUMBER) where node:https gives EPROTO.
+ */
+export function describeTlsFailure(e: unknown, url: URL): { error: string; fix?: string } | undefined {
+  const found = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
+  const error = tlsFailureText(e, url, typeof found === "string" ? found : undefined);
+  if (error === undefined) return undefined;
+  return error.endsWith("(try http://)") ? { error, fix: PLAIN_HTTP_FIX } : { error };
+}
+
+function tlsFailureText(e: unknown, url: URL, code: string | undefined): string | undefined {
+  // OpenSSL's whole error line comes, its source file and a line break included; the reason says
+  // it ("wrong version number": an https URL, a server speaking plain http).
+  const reason = /SSL routines:[^:]*:([^:]+)/.exec(errorMessage(e))?.[1];
+  if (reason !== undefined) {
+    const hint = reason === "wrong version number" ? ": the server may speak plain http (try http://)" : "";
+    return `TLS to ${url.host} failed (${reason})${hint}`;
+  }
+  if (code?.startsWith("ERR_TLS") || code?.includes("CERT"))
+    return `TLS to ${url.host} failed (${code}); for a private CA set NODE_EXTRA_CA_CERTS`;
+  return undefined;
 }

@@ -10,7 +10,7 @@ import { setFlagsFromString } from "node:v8";
 import { ProxyAgent } from "undici";
 import { errorMessage } from "../../core/errors.js";
 import { withoutUserinfo } from "../../core/url-userinfo.js";
-import type { GatewayRequest, GatewayResult } from "./node.js";
+import { describeTlsFailure, type GatewayRequest, type GatewayResult } from "./node.js";
 
 // undici parses the answer with WebAssembly, compiled at its first request; V8 then compiles the
 // parser's busiest function again, optimised, in the background, and the process cannot exit
@@ -72,6 +72,11 @@ export async function proxiedRequest(
         fix: "give the proxy's user name and password in its URL (http://user:password@host:port)",
       };
     }
+    // Through an http proxy the tunnel's TLS is the gateway's own, said as a direct request says
+    // it: OpenSSL's raw line, with no fix, had doctor send its user to a proxy that worked. (An
+    // https proxy's TLS fails the same way, and is not told apart.)
+    const tls = new URL(proxy).protocol === "http:" ? describeTlsFailure(e, url) : undefined;
+    if (tls !== undefined) return { ok: false, ...tls, error: `${tls.error} (${via})` };
     return { ok: false, error: `request to ${url.href} ${via} failed: ${failureText(e)}` };
   } finally {
     // Not waited for: what is left of the exchange (a body past the limit) is dropped.
