@@ -1,7 +1,8 @@
 /**
  * How an agent's http hook reads the proxy variables of its environment (clients.md §2.1, §9):
- * `hookgate doctor` says where that differs from its own direct checks, and `hookgate send`, the
- * command hook's adapter, posts the way the agent's http hooks to the same gateway do.
+ * `hookgate doctor` checks by that route and says why it is direct where a proxy is set, and
+ * `hookgate send`, the command hook's adapter, posts the way the agent's http hooks to the same
+ * gateway do.
  */
 import type { Env } from "./send.js";
 

@@ -1,6 +1,6 @@
 /**
- * A gateway request through a forward proxy (`hookgate send` with HTTPS_PROXY or HTTP_PROXY set,
- * as the agent's http hooks go): undici's ProxyAgent, which sends the proxy URL's user name and
+ * A gateway request through a forward proxy (`hookgate send` and `hookgate doctor` with
+ * HTTPS_PROXY or HTTP_PROXY set, as the agent's http hooks go): undici's ProxyAgent, which sends the proxy URL's user name and
  * password as Proxy-Authorization. An http gateway's request goes to the proxy in absolute form,
  * as curl sends it, an https one's through a CONNECT tunnel: a proxy set as Squid is by default
  * refuses a CONNECT to any port but 443, and an http gateway listens on another (8787). Loaded
