@@ -159,7 +159,13 @@ export async function doctorCommand(
   if (!healthCheck.ok && healthCheck.goOn !== true) {
     // Whatever answered is not a working hookgate at that URL: its token and sample checks would
     // only add misleading fixes.
-    const why = health.ok ? "the health check failed" : "the gateway did not answer";
+    // A request that failed through a proxy (a 407, a proxy that is down) may never have reached
+    // a gateway that runs.
+    const why = health.ok
+      ? "the health check failed"
+      : via.proxy === undefined
+        ? "the gateway did not answer"
+        : "no answer came through the proxy";
     print({ ok: false, line: `token: not checked (${why})` });
     print({ ok: false, line: `sample decision: not checked (${why})` });
     return 1;

@@ -289,6 +289,11 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     );
     expect(refused.stdout).toContain("fix: give the proxy's user name and password in its URL");
     expect(refused.stdout).not.toContain("hunter2");
+    // The gateway, which runs, was never reached: the checks left undone say where it stopped.
+    expect(lines(refused.stdout).slice(-2)).toEqual([
+      "✗ token: not checked (no answer came through the proxy)",
+      "✗ sample decision: not checked (no answer came through the proxy)",
+    ]);
     // A proxy that is down: its fix is the proxy's, not to start the gateway, which runs.
     const down = await runCli(["doctor", "--url", hookUrl], "", {
       HOOKGATE_TOKEN: TOKEN,
