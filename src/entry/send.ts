@@ -1,7 +1,8 @@
 /**
  * `hookgate send --url URL [--client NAME] [--timeout SECONDS]`: a hook adapter. Reads one event
  * on stdin, posts it to the gateway with the token from the environment (HOOKGATE_TOKEN, else
- * HOOKGATE_AUTH; HOOKGATE_AUTH only on a deepagents route) and prints the answer body exactly. It never breaks the agent: on any failure
+ * HOOKGATE_AUTH; HOOKGATE_AUTH only on a deepagents route), through the proxy the agent's http hooks
+ * to that URL go through (agent-proxy.ts), and prints the answer body exactly. It never breaks the agent: on any failure
  * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer, a 2xx answer that
  * is neither empty nor a JSON object, so not hookgate's) it prints nothing,
  * says why on standard error (with what to change, where the failure knows it) and still exits 0.
