@@ -166,6 +166,40 @@ describe("gatewayRequest", () => {
   });
 
   it.each([
+    [
+      "no user name",
+      "",
+      "give the proxy's user name and password in its URL (http://user:password@host:port)",
+    ],
+    // undici sends Proxy-Authorization only with both.
+    [
+      "a user name alone",
+      "me@",
+      "give the proxy's user name and password in its URL (http://user:password@host:port)",
+    ],
+    [
+      "a user name and password",
+      "me:hunter2@",
+      "check the user name and password in the proxy's URL, sent as Basic authentication (a proxy that asks for NTLM or Kerberos needs a local one, such as cntlm, in front of it)",
+    ],
+  ])("says what to change of a proxy's 407 to a URL with %s", async (_, userinfo, fix) => {
+    // Told to give the password its URL already gave, its user looked for a mistake that was not there.
+    const url = await serve((_req, res) => res.end("{}"));
+    const proxy = await forwardProxy(407);
+    const result = await gatewayRequest({
+      method: "GET",
+      url: `${url}/healthz`,
+      timeoutMs: 5000,
+      proxy: proxy.url.replace("//", `//${userinfo}`),
+    });
+    expect(result).toEqual({
+      ok: false,
+      error: `the proxy ${proxy.url} refused the request (HTTP 407 Proxy Authentication Required)`,
+      fix,
+    });
+  });
+
+  it.each([
     ["not a URL", "not a url", '"not a url" is not a URL'],
     ["not http", "ftp://127.0.0.1/", "ftp://127.0.0.1/: only http and https URLs are supported"],
   ])("refuses a URL that is %s", async (_, url, error) => {

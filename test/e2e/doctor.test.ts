@@ -287,7 +287,7 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(lines(refused.stdout)[0]).toMatch(
       /^✗ gateway answers: the proxy http:\/\/127\.0\.0\.1:\d+ refused the request \(HTTP 407 Proxy Authentication Required\)$/,
     );
-    expect(refused.stdout).toContain("fix: give the proxy's user name and password in its URL");
+    expect(refused.stdout).toContain("fix: check the user name and password in the proxy's URL");
     expect(refused.stdout).not.toContain("hunter2");
     // The gateway, which runs, was never reached: the checks left undone say where it stopped.
     expect(lines(refused.stdout).slice(-2)).toEqual([

@@ -290,7 +290,7 @@ describe("hookgate send", { timeout: 90_000 }, () => {
       /^hookgate send: the proxy http:\/\/127\.0\.0\.1:\d+ refused the request \(HTTP 407/,
     );
     expect(result.stderr).toContain(
-      "(HTTP 407 Proxy Authentication Required): give the proxy's user name and password in its URL (http://user:password@host:port); the agent gets no answer\n",
+      "(HTTP 407 Proxy Authentication Required): check the user name and password in the proxy's URL, sent as Basic authentication (a proxy that asks for NTLM or Kerberos needs a local one, such as cntlm, in front of it); the agent gets no answer\n",
     );
     expect(result.stderr).not.toContain("hunter2");
   });

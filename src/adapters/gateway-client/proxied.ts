@@ -69,7 +69,7 @@ export async function proxiedRequest(
       return {
         ok: false,
         error: `the proxy ${shownProxy} refused the request (HTTP 407 Proxy Authentication Required)`,
-        fix: "give the proxy's user name and password in its URL (http://user:password@host:port)",
+        fix: proxyAuthFix(proxy),
       };
     }
     // Through an http proxy the tunnel's TLS is the gateway's own, said as a direct request says
@@ -82,6 +82,17 @@ export async function proxiedRequest(
     // Not waited for: what is left of the exchange (a body past the limit) is dropped.
     agent.destroy().catch(() => {});
   }
+}
+
+/**
+ * What to change of a proxy that answered 407: the credentials its URL gives, where it gives both
+ * (undici sends them only then, as Basic), else to give them.
+ */
+function proxyAuthFix(proxy: string): string {
+  const { username, password } = new URL(proxy);
+  return username && password
+    ? "check the user name and password in the proxy's URL, sent as Basic authentication (a proxy that asks for NTLM or Kerberos needs a local one, such as cntlm, in front of it)"
+    : "give the proxy's user name and password in its URL (http://user:password@host:port)";
 }
 
 /** undici's message and code, then its cause's (ECONNREFUSED from the proxy's own address), on one line. */
