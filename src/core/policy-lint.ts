@@ -780,11 +780,13 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
 /**
  * A `tool_name` compared with a known tool's name in the wrong case (`"bash"`), as lintMatcherCase
  * says of a matcher's: tool names are case-sensitive, and the where's equality is exact. A literal
- * or `equals`, also under a `not`, and each member of an `in`.
+ * or `equals`, also under a `not`, and each member of an `in`. Only on Claude Code's tool events,
+ * as there: deepagents' legacy ones (which `"on": "*"` reaches) send its own names (`ls`, `grep`).
  */
 function lintWhereToolNameCase(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   const condition = rule.document.where?.tool_name;
-  if (condition === undefined) return;
+  if (condition === undefined || rule.events === "*") return;
+  if (!rule.events.every((event) => TOOL_EVENTS.has(event))) return;
   const { inner: written, nots } = underNots(condition);
   const at = wherePath(rule, "tool_name", nots);
   const miscased = (value: unknown) => {

@@ -1691,6 +1691,17 @@ describe("lintPolicy: rules a typo keeps from ever applying", () => {
     ]);
   });
 
+  it("says nothing of a where's lower-case tool_name on deepagents' legacy events, which send its own names", async () => {
+    // tool.use carries deepagents' names as its tools call themselves (`ls`, `grep`, `task`), and
+    // "on": "*" reaches it too, as lintMatcherCase leaves a matcher there alone.
+    const warnings = await warningsFor([
+      { id: "legacy", on: "tool.use", where: { tool_name: { in: ["ls", "grep"] } }, context: "c" },
+      { id: "result", on: ["tool.result"], where: { tool_name: "task" }, context: "c" },
+      { id: "any", on: "*", where: { tool_name: "glob" }, context: "c" },
+    ]);
+    expect(warnings.filter((w) => w.includes("case-sensitive"))).toEqual([]);
+  });
+
   it("names a matcher read as one regular expression with spaces at a part's edge, which no tool name has", async () => {
     // A matcher split at its `|` has its parts trimmed (`Bash | Write`); one read whole (a `|`
     // inside a group, a leading flag group, no `|` at all) keeps its spaces, and matched no tool.
