@@ -23,10 +23,10 @@ export interface LineFormat {
  * The lines Node, Lambda and Workers write: one JSON object a line, which every log pipeline
  * ingests and Workers Logs indexes field by field. `end` is "\n" on a stream, "" for a console
  * that ends the line itself. What JSON leaves raw and acts where a person reads the line (DEL and
- * the C1 controls, the line separators, the bidirectional overrides: escape-controls.ts) is
- * written as a JSON escape: a session id, tool name or command is the agent's to choose, and
- * raw, one reordered the line in a terminal, or broke it in two in a viewer that ends a line at
- * U+2028. A parser reads each escape back as the character.
+ * the C1 controls, the line separators, the bidirectional and zero-width characters:
+ * escape-controls.ts) is written as a JSON escape: a session id, tool name or command is the
+ * agent's to choose, and raw, one reordered the line in a terminal, or broke it in two in a
+ * viewer that ends a line at U+2028. A parser reads each escape back as the character.
  */
 export function createLineFormat(now: () => number = Date.now, end = "\n"): LineFormat {
   let lastMs = Number.NaN;
