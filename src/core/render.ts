@@ -11,6 +11,7 @@ import {
   STOP_EVENTS,
 } from "./event-capabilities.js";
 import type { Dialect } from "./hook-event.js";
+import { writeJson } from "./json-write.js";
 import type { DecisionKind, FailMode } from "./policy-schema.js";
 import { capString, largestFitting, longestString, utf8Length } from "./truncate.js";
 
@@ -68,8 +69,9 @@ function limitFor(dialect: Dialect): string {
 /**
  * The decision the client can be given. An allow whose rewritten input cannot be given (the input
  * alone over what an answer may take, ANSWER_BYTES, or what deepagents reads: cut, its JSON would
- * not parse) or deepcode does not apply (on PermissionRequest) would run the tool as the agent
- * wrote it, not as rewritten. It becomes a deny that says so, which the caller audits. On
+ * not parse; one nested too deep to write out at all) or deepcode does not apply (on
+ * PermissionRequest) would run the tool as the agent wrote it, not as rewritten. It becomes a
+ * deny that says so, which the caller audits. On
  * deepagents too, though the version we read drops a rewrite that fits with its allow, leaving
  * the call to its own permission flow: no decision would do the same there, but would run
  * unrewritten, on a deepagents that applies `updatedInput`, a call allowed only rewritten.
@@ -84,6 +86,15 @@ export function deliverable(decision: Decision, event: string, dialect: Dialect)
       updatedInput: undefined,
       reason:
         "hookgate: deepcode does not apply a PermissionRequest's rewritten input (it reads only permissionDecision); denied rather than run unrewritten. Rewrite the call on PreToolUse instead",
+    };
+  }
+  if (unwritable(decision)) {
+    return {
+      ...decision,
+      kind: "deny",
+      updatedInput: undefined,
+      reason:
+        "hookgate: the rewritten input nests deeper than JSON can be written out; denied rather than run unrewritten",
     };
   }
   // As short as renderDecision can make it: each text cut to nothing but its marker.
@@ -107,12 +118,20 @@ export function renderDeliverable(
   event: string,
   dialect: Dialect,
 ): { readonly decision: Decision; readonly answer: Answer } {
-  if (!rewriteUnapplied(decision, event, dialect)) {
+  if (!rewriteUnapplied(decision, event, dialect) && !unwritable(decision)) {
     const whole = renderWhole(decision, event, dialect);
     if (fits(whole.body, dialect)) return { decision, answer: whole };
   }
   const given = deliverable(decision, event, dialect);
   return { decision: given, answer: renderDecision(given, event, dialect) };
+}
+
+/**
+ * A rewritten input nested deeper than JSON.stringify writes out (json-write.ts): a team server's
+ * answer, which JSON.parse read, that no answer can carry.
+ */
+function unwritable(decision: Decision): boolean {
+  return decision.updatedInput !== undefined && writeJson(decision.updatedInput) === undefined;
 }
 
 /** deepcode reads only `permissionDecision` from a PermissionRequest answer (clients.md §6.3). */

@@ -1422,6 +1422,27 @@ describe("a forwarded answer, read as the client that sent the event reads it", 
     expect(await (await app.post("/v1/hooks/claude-code", bash("rm x"))).text()).toBe("");
   });
 
+  it("denies a rewrite nested past what JSON.stringify writes out, which no answer can carry, rather than fail the request", async () => {
+    // A team server's allow whose updatedInput nests 100,000 deep: JSON.parse reads it, but the
+    // answer's writer recurses, and the request failed as INTERNAL_ERROR, answered by the fail
+    // mode, which runs the call as it came, not as the server allowed it.
+    const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
+    const app = await clientApp();
+    next = {
+      status: 200,
+      body: `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","updatedInput":{"command":"ls","x":${deep}}}}`,
+    };
+    for (const client of ["claude-code", "deepcode", "deepagents"]) {
+      const answer = await jsonOf(await app.post(`/v1/hooks/${client}`, bash("rm x")));
+      expect(answer.hookSpecificOutput).toMatchObject({
+        permissionDecision: "deny",
+        permissionDecisionReason: expect.stringContaining("denied rather than run unrewritten"),
+      });
+      expect(answer.hookSpecificOutput).not.toHaveProperty("updatedInput");
+      expect(lastAudit(app).pending).toEqual([expect.objectContaining({ outcome: "OK" })]);
+    }
+  });
+
   it("blocks a deepcode event on a 4xx whose body nests past what JSON.stringify writes out, by its status or its reason", async () => {
     // JSON.parse reads it, but the writer recurses: FastAPI-style `detail` nested 100,000 deep.
     const deep = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
