@@ -839,9 +839,10 @@ const MAX_KEY_CHARS = 40;
  * it read if that asked it to, and the message is the onError reason the agent's terminal shows:
  * a key holding an escape sequence wrote the user's clipboard (OSC 52), a newline, line separator
  * or direction mark in one forged or reordered a line (a name has no line breaks of its own, as a
- * reason has), and 100,000 characters of keys made a reason as long. So as a provider's text is quoted (`providerText`), a few of them,
- * each scrubbed of the policy's secrets before it is cut: a proxy that echoed the model's key into
- * a key, cut first, named its first 39 characters, which the scrub by value no longer matched.
+ * reason has), and 100,000 characters of keys made a reason as long. So as a provider's text is
+ * quoted (`providerText`), a few of them, each scrubbed of the policy's secrets before it is cut:
+ * a proxy that echoed the model's key into a key, cut first, named its first 39 characters, which
+ * the scrub by value no longer matched.
  */
 function keysNamed(keys: readonly string[], secrets: readonly string[]): string {
   const named = keys
