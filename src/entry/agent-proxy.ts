@@ -105,3 +105,32 @@ export function proxyFor(url: string, dialect: string | undefined, env: Env): { 
   if (!via.used || via.proxy === undefined) return {};
   return { proxy: via.proxy.includes("://") ? via.proxy : `http://${via.proxy}` };
 }
+
+/**
+ * A URL's host name (`new URL(…).hostname`) that names this machine's loopback: `localhost` and
+ * the names under it, 127.x, `[::1]`, and an IPv4-mapped 127.x, which a URL writes in hex
+ * (`[::ffff:7f00:1]`). Without ipaddr.js, which would add about 10 ms to every command hook's run.
+ */
+export function loopbackUrlHost(hostname: string): boolean {
+  const name = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return /^(?:(?:.+\.)?localhost\.?|127(?:\.\d{1,3}){3}|::1|::ffff:7f[\da-f]{2}:[\da-f]{1,4})$/.test(name);
+}
+
+/**
+ * The proxy `send` posts through: `proxyFor`'s, but none for a gateway on this machine's loopback
+ * behind a proxy on another machine. That proxy would connect to its own loopback, and the event
+ * would be lost for a route that works; the agent's http hooks to the gateway fail there until
+ * NO_PROXY names it, which `hookgate doctor` says. A proxy on this machine (a local cntlm) reaches
+ * the gateway, and is used.
+ */
+export function sendProxyFor(url: string, dialect: string | undefined, env: Env): { proxy?: string } {
+  const chosen = proxyFor(url, dialect, env);
+  if (chosen.proxy === undefined || !loopbackUrlHost(new URL(url).hostname)) return chosen;
+  let proxyHost: string;
+  try {
+    proxyHost = new URL(chosen.proxy).hostname;
+  } catch {
+    return chosen;
+  }
+  return loopbackUrlHost(proxyHost) ? chosen : {};
+}

@@ -2,7 +2,8 @@
  * `hookgate send --url URL [--client NAME] [--timeout SECONDS]`: a hook adapter. Reads one event
  * on stdin, posts it to the gateway with the token from the environment (HOOKGATE_TOKEN, else
  * HOOKGATE_AUTH; HOOKGATE_AUTH only on a deepagents route), through the proxy the agent's http hooks
- * to that URL go through (agent-proxy.ts), and prints the answer body exactly. It never breaks the agent: on any failure
+ * to that URL go through (agent-proxy.ts; directly to this machine's loopback where that proxy is
+ * on another machine), and prints the answer body exactly. It never breaks the agent: on any failure
  * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer, a 2xx answer that
  * is neither empty nor a JSON object, so not hookgate's) it prints nothing,
  * says why on standard error (with what to change, where the failure knows it) and still exits 0.
@@ -18,7 +19,7 @@ import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
-import { proxyFor } from "./agent-proxy.js";
+import { sendProxyFor } from "./agent-proxy.js";
 import { argumentProblem, isArgumentError, notOneOf } from "./arg-errors.js";
 
 export interface CommandIo {
@@ -215,7 +216,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     }
     const unsendable = token && unsendableToken(token);
     if (unsendable) return fail(`${unsendable}: set it to the token alone`);
-    const { proxy } = proxyFor(url, dialect, env);
+    const { proxy } = sendProxyFor(url, dialect, env);
     // An answer that came through a proxy may be the proxy's own (a 502 of one that cannot reach
     // this machine's gateway, its block page): said as from the URL alone, it sent the user to a
     // gateway that was never asked.

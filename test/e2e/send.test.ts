@@ -235,6 +235,20 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(proxy.seen).toHaveLength(2);
   });
 
+  it("posts to a gateway on this machine's loopback directly when the proxy is on another machine", async () => {
+    // That proxy would connect to its own loopback: SessionStart and Setup, which reach the
+    // gateway only through send, were lost though the gateway answers here. No request leaves
+    // this machine: the proxy is never asked.
+    for (const proxy of ["http://proxy.invalid:3128", "http://user:pw@proxy.invalid:3128"]) {
+      const result = await runCli(
+        ["send", "--url", `${server.url}/v1/hooks/claude-code`],
+        fixture("claude-code.PreToolUse.json"),
+        { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: proxy },
+      );
+      expect(result).toMatchObject({ code: 0, stdout: DENY, stderr: "" });
+    }
+  });
+
   it("through a proxy, ends without the optimising compile of undici's parser that held its exit", async () => {
     // undici parses the answer with WebAssembly; V8 then compiled its parser again, optimised, in
     // the background, and the process waited for that compile before it could exit (a few hundred

@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { loopbackUrlHost, sendProxyFor } from "../../src/entry/agent-proxy.js";
+
+const hostOf = (url: string) => new URL(url).hostname;
+
+describe("loopbackUrlHost", () => {
+  it.each([
+    "http://localhost:8787/",
+    "http://LOCALHOST./",
+    "http://gw.localhost/",
+    "http://127.0.0.1:8787/",
+    "http://127.1.2.3/",
+    "http://[::1]:8787/",
+    "http://[0:0:0:0:0:0:0:1]/",
+    "http://[::ffff:127.0.0.1]/",
+  ])("takes %s for this machine's loopback", (url) => {
+    expect(loopbackUrlHost(hostOf(url))).toBe(true);
+  });
+
+  it.each([
+    "http://proxy.corp:3128/",
+    "http://localhost.example.com/",
+    "http://128.0.0.1/",
+    "http://10.0.0.1/",
+    "http://[::2]/",
+    "http://[::ffff:10.0.0.1]/",
+  ])("does not take %s for it", (url) => {
+    expect(loopbackUrlHost(hostOf(url))).toBe(false);
+  });
+});
+
+describe("sendProxyFor", () => {
+  const hook = "http://127.0.0.1:8787/v1/hooks/claude-code";
+
+  it("posts to a loopback gateway directly when the proxy is on another machine", () => {
+    expect(sendProxyFor(hook, "claude-code", { HTTPS_PROXY: "http://proxy.corp:3128" })).toEqual({});
+  });
+
+  it("keeps a proxy on this machine, and any proxy for a gateway elsewhere", () => {
+    expect(sendProxyFor(hook, "claude-code", { HTTPS_PROXY: "http://127.0.0.1:3128" })).toEqual({
+      proxy: "http://127.0.0.1:3128",
+    });
+    expect(
+      sendProxyFor("https://hooks.example.com/v1/hooks/claude-code", "claude-code", {
+        HTTPS_PROXY: "http://proxy.corp:3128",
+      }),
+    ).toEqual({ proxy: "http://proxy.corp:3128" });
+  });
+});
