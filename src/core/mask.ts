@@ -3,6 +3,7 @@
  * Values under secret-looking keys are replaced whole; inside strings, well-known credential
  * shapes (mask-shapes.ts) are replaced.
  */
+import { escapeControls } from "./escape-controls.js";
 import { SECRET_SHAPES as BUNDLED_SHAPES, type SecretShape } from "./mask-shapes.js";
 import { sliceCodePoints } from "./truncate.js";
 
@@ -209,9 +210,13 @@ function needlesOf(secrets: readonly string[]): readonly string[] {
     const all = new Set<string>();
     for (const secret of secrets) {
       // As written in a JSON string (a log line), and in a JSON string quoted into another one
-      // (a downstream excerpt in an audit line); for most secrets all three are the same.
+      // (a downstream excerpt in an audit line); for most secrets all three are the same. Each
+      // also as a log line or record writes it, with what JSON.stringify leaves as it is (a
+      // zero-width space, a BOM, a direction mark) escaped (escape-controls.ts): else a secret
+      // holding one was not found there, and was written out whole.
       const once = JSON.stringify(secret).slice(1, -1);
-      all.add(secret).add(once).add(JSON.stringify(once).slice(1, -1));
+      const twice = JSON.stringify(once).slice(1, -1);
+      all.add(secret).add(once).add(twice).add(escapeControls(once)).add(escapeControls(twice));
     }
     needles = [...all].sort((a, b) => b.length - a.length);
     NEEDLES.set(secrets, needles);

@@ -104,6 +104,23 @@ describe("scrubbing secret values from log lines", () => {
     expect(JSON.parse(writes.join(""))).toMatchObject({ field: "at [masked] end" });
   });
 
+  // The line escapes what JSON.stringify leaves as it is (a zero-width space, a BOM a secret read
+  // from a file begins with, a direction mark, U+2028): a secret holding one, searched for as
+  // JSON.stringify writes it, was not found in the line, and was written out whole.
+  it.each([
+    ["a zero-width space", "tok\u200b-0123456789ab"],
+    ["a BOM", "\ufefftok-0123456789ab"],
+    ["a direction mark", "tok-0123\u200e456789ab"],
+    ["a line separator", "tok-0123\u2028456789ab"],
+    ["a C1 control", "tok-0123\u0085456789ab"],
+  ])("masks a secret holding a character the line writes as an escape: %s", (_what, secret) => {
+    const { writes, sink, endOfTurn } = harness(scrubbingWith(() => [secret]));
+    createJsonLogger(sink, "info", () => 0).log("warn", "peer said", { error: `auth ${secret} refused` });
+    endOfTurn();
+    expect(writes.join("")).not.toContain("456789ab");
+    expect(JSON.parse(writes.join(""))).toMatchObject({ error: "auth [masked] refused" });
+  });
+
   // An agent knows its own token: written after a tab (`\tok-…` in the line), its masking left
   // `\[masked]`, and the line, its decision's audit line, was no JSON a log pipeline reads.
   it.each([
