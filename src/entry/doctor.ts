@@ -5,7 +5,9 @@
  * (GET /v1/whoami), and a sample PreToolUse (`rm -rf /` unless --command) gets the decision
  * the policy is expected to give (--expect, default deny). Prints each check with ✓ or ✗ and a
  * fix; exits 0 when all pass, 1 otherwise. Its requests take the agent's route to the gateway,
- * through the proxy of the environment unless NO_PROXY exempts it (agent-proxy.ts), as `send`'s.
+ * through the proxy of the environment unless NO_PROXY exempts it (agent-proxy.ts), as `send`'s
+ * do, but for a loopback gateway behind a proxy on another machine: `send` posts to it directly,
+ * and the checks stop at the failed proxy check, as the agent's http hooks fail there.
  *
  * `--url` is the hook URL from `hookgate init` or the gateway's base URL; the route (and so the
  * sample's dialect) is the URL's own, else `--client`'s, else Claude Code's.
