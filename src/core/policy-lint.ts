@@ -334,6 +334,21 @@ const KNOWN_TOOLS = [
   "SlashCommand",
 ];
 const KNOWN_BY_LOWER = new Map(KNOWN_TOOLS.map((name) => [name.toLowerCase(), name]));
+/**
+ * Names a client sends on tool events as written though a known tool's differ only in case:
+ * deepagents v2 renames just the seven tools clients.md §5.4 lists and sends every other under
+ * its own name (`to_wire_tool_name` in its hooks/tools.py returns an unlisted name unchanged), its
+ * subagent tool `task` among them, where Claude Code's is Task. clients.md lists the renames only,
+ * not what becomes of the rest; on a name it leaves open, no warning is better than a false one.
+ */
+const SENT_AS_WRITTEN: ReadonlySet<string> = new Set(["task"]);
+
+/** The known tool `name` is in another case, unless a client sends `name` itself. */
+function miscasedTool(name: string): string | undefined {
+  if (SENT_AS_WRITTEN.has(name)) return undefined;
+  const known = KNOWN_BY_LOWER.get(name.toLowerCase());
+  return known !== name ? known : undefined;
+}
 /** Known tools whose input has no `command`: a specifier on them (`Agent(Explore)`) never matches. */
 const NO_COMMAND_TOOLS = new Set(["Agent", "Task", "Skill", "TodoWrite", "ExitPlanMode", "KillShell"]);
 
@@ -352,11 +367,11 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
     }
     const tool = target.kind === "tool" ? target.name : target.kind === "text" ? target.tool : undefined;
     if (tool === undefined) continue;
-    const known = KNOWN_BY_LOWER.get(tool.toLowerCase());
+    const known = miscasedTool(tool);
     const sent = DEEPAGENTS_NATIVE_TOOLS.get(tool);
     if (sent !== undefined) {
       warn(at, nativeToolMessage(tool, sent));
-    } else if (known !== undefined && known !== tool) {
+    } else if (known !== undefined) {
       warn(
         at,
         `"${ifRule.source}" names the tool "${tool}"; tool names are case-sensitive: did you mean ${known}?`,
@@ -445,9 +460,9 @@ function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: strin
   }
   for (const spaced of source.split("|")) {
     const part = spaced.trim();
-    const known = KNOWN_BY_LOWER.get(part.toLowerCase());
+    const known = miscasedTool(part);
     const sent = DEEPAGENTS_NATIVE_TOOLS.get(part);
-    if (known !== undefined && known !== part && !rule.matcher(known))
+    if (known !== undefined && !rule.matcher(known))
       warn(`${rule.path}.matcher`, `"${part}" matches no tool "${known}": tool names are case-sensitive`);
     else if (sent !== undefined && !rule.matcher(sent))
       warn(`${rule.path}.matcher`, nativeToolMessage(part, sent));
@@ -789,11 +804,7 @@ function lintWhereToolNameCase(rule: CompiledRule, warn: (path: string, message:
   if (!rule.events.every((event) => TOOL_EVENTS.has(event))) return;
   const { inner: written, nots } = underNots(condition);
   const at = wherePath(rule, "tool_name", nots);
-  const miscased = (value: unknown) => {
-    if (typeof value !== "string") return undefined;
-    const known = KNOWN_BY_LOWER.get(value.toLowerCase());
-    return known !== undefined && known !== value ? known : undefined;
-  };
+  const miscased = (value: unknown) => (typeof value === "string" ? miscasedTool(value) : undefined);
   const said = (value: string, known: string) =>
     `"${value}" matches no tool "${known}": tool names are case-sensitive`;
   const op = (written !== null && typeof written === "object" ? written : {}) as WhereOperator;

@@ -1739,6 +1739,22 @@ describe("lintPolicy: rules a typo keeps from ever applying", () => {
     ]);
   });
 
+  it("says nothing of the case of a name deepagents sends as written, its subagent tool's task", async () => {
+    // deepagents renames seven tools to Claude Code's names and sends the rest as they call
+    // themselves: "task" is its subagent tool's name on PreToolUse, not Task miscased.
+    const warnings = await warningsFor([
+      { id: "matcher", on: "PreToolUse", matcher: "task", decide: "deny" },
+      { id: "where", on: "PreToolUse", where: { tool_name: "task" }, decide: "deny" },
+      { id: "in", on: "PostToolUse", where: { tool_name: { in: ["Task", "task"] } }, context: "c" },
+      { id: "if", on: "PreToolUse", if: "task", decide: "deny" },
+      // Renamed, so never sent in lower case on a tool event: still named.
+      { id: "ls", on: "PreToolUse", matcher: "ls", decide: "deny" },
+    ]);
+    expect(warnings.filter((w) => w.includes("case-sensitive"))).toEqual([
+      '$.rules[4].matcher: "ls" matches no tool "LS": tool names are case-sensitive',
+    ]);
+  });
+
   it("names a where literal of the wrong type for a field clients send as a boolean", async () => {
     const warnings = await warningsFor([
       { id: "s", on: "Stop", where: { stop_hook_active: "false" }, decide: "block", reason: "r" },
