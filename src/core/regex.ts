@@ -52,11 +52,21 @@ export const isRegexEngineWanted = port.isWanted;
  * Whether RE2 stopped at a backreference (`\1`, `\k<n>`) or a lookaround (`(?=`, `(?!`, `(?<=`,
  * `(?<!`), read from the fragment its error quotes last ("invalid escape sequence: `\1`"), so
  * that only a pattern written with one is told RE2 lacks them: an unclosed group is not.
+ * RE2 quotes Python's `(?P=n)` and PCRE's `\g1`, `\g{1}`, `\g<n>` only as far as `(?P` and `\g`,
+ * as it does a flag it lacks (`(?Px)`), a recursion (`(?P>n)`) or a stray `\g`: for those two
+ * fragments the pattern itself is read for an unescaped back-reference.
  */
-function usesBackreferenceOrLookaround(why: string): boolean {
+function usesBackreferenceOrLookaround(why: string, pattern: string): boolean {
   const fragment = /`([^`]*)`$/.exec(why)?.[1] ?? "";
+  if (fragment === "(?P") return UNESCAPED_PYTHON_BACKREFERENCE.test(pattern);
+  if (fragment === "\\g") return UNESCAPED_G_BACKREFERENCE.test(pattern);
   return /^(?:\\[1-9k]|\(\?[=!]|\(\?<[=!])/.test(fragment);
 }
+
+/** `(?P=`, not after a backslash of its own (an even run of them is escaped backslashes). */
+const UNESCAPED_PYTHON_BACKREFERENCE = /(?:^|[^\\])(?:\\\\)*\(\?P=/;
+/** `\g` before a group's number or name (`\g1`, `\g-1`, `\g{1}`, `\g<n>`, `\g'n'`), unescaped. */
+const UNESCAPED_G_BACKREFERENCE = /(?:^|[^\\])(?:\\\\)*\\g(?:-?\d|[{<'])/;
 
 export function compileRegex(pattern: string): Result<RegexTest, string> {
   const engine = port.want();
@@ -66,7 +76,7 @@ export function compileRegex(pattern: string): Result<RegexTest, string> {
     compiled = engine.compile(pattern);
   } catch (e) {
     const why = errorMessage(e);
-    const note = usesBackreferenceOrLookaround(why)
+    const note = usesBackreferenceOrLookaround(why, pattern)
       ? "; backreferences and lookaround are not supported"
       : "";
     return err(`is not a valid RE2 regular expression (${why})${note}`);

@@ -50,6 +50,12 @@ describe("the default engines", () => {
     ["(?!x)y", "`(?!`"],
     ["(?<=a)b", "`(?<=a)b`"],
     ["(?<!a)b", "`(?<!a)b`"],
+    // Python's and PCRE's spellings of a back-reference, which RE2 quotes only up to `(?P`, `\g`.
+    ["(?P<n>a)(?P=n)", "`(?P`"],
+    ["(a)\\g1", "`\\g`"],
+    ["(a)\\g{1}", "`\\g`"],
+    ["(a)\\g-1", "`\\g`"],
+    ["(?P<n>a)\\g<n>", "`\\g`"],
   ])("refuses %s, naming backreferences and lookaround, which it uses", (pattern, fragment) => {
     const compiled = compileRegex(pattern);
     expect(!compiled.ok && compiled.error).toContain(fragment);
@@ -62,6 +68,11 @@ describe("the default engines", () => {
     ["a**", "invalid nested repetition operator"],
     ["x{2,1}", "invalid repeat count"],
     ["\\Z", "invalid escape sequence: `\\Z`"],
+    // The same quotes for what is no back-reference: a flag RE2 lacks, a recursion, a \g of nothing.
+    ["(?Px)", "invalid or unsupported Perl syntax: `(?P`"],
+    ["(?P<n>a)(?P>n)", "invalid or unsupported Perl syntax: `(?P`"],
+    ["a\\gb", "invalid escape sequence: `\\g`"],
+    ["\\\\g1(?Px)", "invalid or unsupported Perl syntax: `(?P`"],
   ])("refuses %s with RE2's reason alone: it uses no backreference or lookaround", (pattern, reason) => {
     const compiled = compileRegex(pattern);
     expect(!compiled.ok && compiled.error).toMatch(/^is not a valid RE2 regular expression \(/);
