@@ -156,9 +156,9 @@ export async function doctorCommand(
   }
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs, ...via });
   const viaFix = proxyFix(hookUrl, dialect, env, via);
-  const healthCheck = checkHealth(orFix(health, viaFix), base, viaFix);
-  print(healthCheck);
-  if (!healthCheck.ok && healthCheck.goOn !== true) {
+  const healthChecks = checkHealth(orFix(health, viaFix), base, viaFix);
+  for (const check of healthChecks) print(check);
+  if (healthChecks.some((check) => !check.ok && check.goOn !== true)) {
     // Whatever answered is not a working hookgate at that URL: its token and sample checks would
     // only add misleading fixes.
     // A request that failed through a proxy (a 407, a proxy that is down) may never have reached
@@ -370,75 +370,91 @@ function orFix(result: GatewayResult, fix: string | undefined): GatewayResult {
 const START_HINT =
   "start the gateway (npm start in a hookgate clone, or hookgate serve --policy FILE), or fix the host and port in --url";
 
-/** `viaFix`: what to change of the proxy the request went through (proxyFix), if it did. */
-function checkHealth(result: GatewayResult, base: string, viaFix: string | undefined): Check {
+/**
+ * `viaFix`: what to change of the proxy the request went through (proxyFix), if it did. A
+ * gateway that answers gets a check per problem its /healthz gives, each with its fix: naming
+ * the first alone hid the rest (a failing dead-letter binding behind a failing delivery queue)
+ * until it was fixed.
+ */
+function checkHealth(result: GatewayResult, base: string, viaFix: string | undefined): Check[] {
   if (!result.ok)
-    return { ok: false, line: `gateway answers: ${result.error}`, fix: result.fix ?? START_HINT };
+    return [{ ok: false, line: `gateway answers: ${result.error}`, fix: result.fix ?? START_HINT }];
   const { status, body } = result.response;
   const json = parseObject(body);
   if (status === 200 && json?.status === "ok") {
     const line = `gateway answers: GET /healthz 200, policy ${String(json.policy ?? "?")}`;
-    // It answers, by the policy it ran before: the token and sample checks still tell.
-    if (json.reload === "failed")
-      return {
-        ok: false,
-        goOn: true,
-        line: `${line}, but it refused its last policy reload and still runs this policy`,
-        fix: 'its log\'s "policy reload failed" line lists the problems (hookgate check on its policy file shows them too); fix the file and send the gateway SIGHUP again',
-      };
-    // It decides, but the notify events it answers are held in memory, or dropped: none is
-    // delivered until its data dir takes them, and a stop meanwhile loses them.
-    if (json.notify === "failing") {
-      const held = typeof json.notifyInMemory === "number" ? json.notifyInMemory : 0;
-      return {
-        ok: false,
-        goOn: true,
-        line: `${line}, but it cannot write notify events to its data dir: ${held === 0 ? "its latest one was dropped" : `${held} ${held === 1 ? "is" : "are"} held in memory, lost if it stops`}`,
-        fix: 'its log\'s "notify event held in memory" and "enqueue failed" lines say why (a full or read-only disk under --data-dir): free space or make it writable; the gateway writes what it holds within a second, and /healthz drops "notify" once nothing is held',
-      };
-    }
-    // It decides and journals notify events, but delivers none: its queue file fails.
-    if (json.delivery === "failing") {
-      const error = typeof json.deliveryError === "string" ? `: ${json.deliveryError}` : "";
-      return {
-        ok: false,
-        goOn: true,
-        line: `${line}, but it cannot use its delivery queue, so no notify event is delivered${error}`,
-        fix:
-          typeof json.deliveryFix === "string"
-            ? json.deliveryFix
-            : 'its log\'s "could not take journaled jobs into the queue" line says why; the notify events answered meanwhile wait in its intake journal',
-      };
-    }
-    // Its delivery thread died and is being started again: nothing is delivered meanwhile.
-    if (json.delivery === "restarting") {
-      const error = typeof json.deliveryError === "string" ? `: ${json.deliveryError}` : "";
-      return {
-        ok: false,
-        goOn: true,
-        line: `${line}, but its delivery thread is down and being started again, so no notify event is delivered${error}`,
-        fix:
-          typeof json.deliveryFix === "string"
-            ? json.deliveryFix
-            : 'its log\'s "the delivery thread" lines say why; the notify events answered meanwhile wait in its intake journal and are delivered once the thread runs again',
-      };
-    }
-    // It delivers, but a notify event that fails for good is lost with no dead letter to replay
-    // (a Worker's missing HOOKGATE_DLQ binding): only the failed dead letters said so.
-    if (json.deadLetters === "failing") {
-      const error = typeof json.deadLetterError === "string" ? `: ${json.deadLetterError}` : "";
-      return {
-        ok: false,
-        goOn: true,
-        line: `${line}, but it cannot set aside a notify event that fails for good as a dead letter, so such an event is lost${error}`,
-        fix:
-          typeof json.deadLetterFix === "string"
-            ? json.deadLetterFix
-            : 'its log\'s "dead-letter send failed" lines say why',
-      };
-    }
-    return { ok: true, line };
+    const problems = healthProblems(json);
+    if (problems.length === 0) return [{ ok: true, line }];
+    // It answers and decides: the token and sample checks still tell.
+    return problems.map(({ problem, fix }) => ({
+      ok: false,
+      goOn: true,
+      line: `${line}, but ${problem}`,
+      fix,
+    }));
   }
+  return [answerNotOk(status, body, json, base, viaFix)];
+}
+
+/** What a hookgate /healthz that answers "ok" says is wrong, each with its fix. */
+function healthProblems(json: Record<string, unknown>): { problem: string; fix: string }[] {
+  const problems: { problem: string; fix: string }[] = [];
+  // It answers, by the policy it ran before.
+  if (json.reload === "failed")
+    problems.push({
+      problem: "it refused its last policy reload and still runs this policy",
+      fix: 'its log\'s "policy reload failed" line lists the problems (hookgate check on its policy file shows them too); fix the file and send the gateway SIGHUP again',
+    });
+  // It decides, but the notify events it answers are held in memory, or dropped: none is
+  // delivered until its data dir takes them, and a stop meanwhile loses them.
+  if (json.notify === "failing") {
+    const held = typeof json.notifyInMemory === "number" ? json.notifyInMemory : 0;
+    problems.push({
+      problem: `it cannot write notify events to its data dir: ${held === 0 ? "its latest one was dropped" : `${held} ${held === 1 ? "is" : "are"} held in memory, lost if it stops`}`,
+      fix: 'its log\'s "notify event held in memory" and "enqueue failed" lines say why (a full or read-only disk under --data-dir): free space or make it writable; the gateway writes what it holds within a second, and /healthz drops "notify" once nothing is held',
+    });
+  }
+  const deliveryError = typeof json.deliveryError === "string" ? `: ${json.deliveryError}` : "";
+  const deliveryFix = typeof json.deliveryFix === "string" ? json.deliveryFix : undefined;
+  // It decides and journals notify events, but delivers none: its queue file fails.
+  if (json.delivery === "failing")
+    problems.push({
+      problem: `it cannot use its delivery queue, so no notify event is delivered${deliveryError}`,
+      fix:
+        deliveryFix ??
+        'its log\'s "could not take journaled jobs into the queue" line says why; the notify events answered meanwhile wait in its intake journal',
+    });
+  // Its delivery thread died and is being started again: nothing is delivered meanwhile.
+  if (json.delivery === "restarting")
+    problems.push({
+      problem: `its delivery thread is down and being started again, so no notify event is delivered${deliveryError}`,
+      fix:
+        deliveryFix ??
+        'its log\'s "the delivery thread" lines say why; the notify events answered meanwhile wait in its intake journal and are delivered once the thread runs again',
+    });
+  // It delivers, but a notify event that fails for good is lost with no dead letter to replay
+  // (a Worker's missing HOOKGATE_DLQ binding): only the failed dead letters said so.
+  if (json.deadLetters === "failing") {
+    const error = typeof json.deadLetterError === "string" ? `: ${json.deadLetterError}` : "";
+    problems.push({
+      problem: `it cannot set aside a notify event that fails for good as a dead letter, so such an event is lost${error}`,
+      fix:
+        typeof json.deadLetterFix === "string"
+          ? json.deadLetterFix
+          : 'its log\'s "dead-letter send failed" lines say why',
+    });
+  }
+  return problems;
+}
+
+/** A /healthz answer that is not hookgate's "ok": a configuration that does not load, a refusal, another server's; `viaFix` as in checkHealth. */
+function answerNotOk(
+  status: number,
+  body: string,
+  json: Record<string, unknown> | undefined,
+  base: string,
+  viaFix: string | undefined,
+): Check {
   if (status === 500 && json) {
     return {
       ok: false,

@@ -24,6 +24,45 @@ afterAll(async () => {
 
 const lines = (stdout: string) => stdout.split("\n").filter((l) => /^[✓✗] /.test(l));
 
+/**
+ * `hookgate doctor` against a loopback server whose /healthz is hookgate's with `health` added,
+ * and which answers the token and sample checks as the gateway does.
+ */
+async function doctorAgainstHealth(health: Record<string, unknown>): Promise<{ code: number; out: string }> {
+  const gateway = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { "content-type": "application/json" });
+    if (req.url === "/healthz") {
+      res.end(JSON.stringify({ status: "ok", policy: "0123456789abcdef", ...health }));
+      return;
+    }
+    res.end(
+      JSON.stringify(
+        req.url?.startsWith("/v1/whoami")
+          ? { team: "platform" }
+          : { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } },
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => gateway.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/v1/hooks/claude-code`;
+  try {
+    let out = "";
+    const io = {
+      out: (text: string) => {
+        out += text;
+      },
+      err: () => {},
+      stdin: async () => new Uint8Array(),
+    };
+    const code = await doctorCommand(["--url", url], io, { HOOKGATE_TOKEN: TOKEN });
+    return { code, out };
+  } finally {
+    gateway.closeAllConnections();
+    await new Promise((resolve) => gateway.close(resolve));
+  }
+}
+
 describe("hookgate doctor", { timeout: 90_000 }, () => {
   it("passes every check with the right token", async () => {
     const result = await runCli(["doctor", "--url", `${server.url}/v1/hooks/claude-code`], "", {
@@ -515,58 +554,52 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     // loopback server answers as that Worker does.
     const error = "the HOOKGATE_DLQ binding is missing";
     const fix = "bind HOOKGATE_DLQ in wrangler.toml as a queue producer ([[queues.producers]])";
-    const worker = createServer(async (req, res) => {
-      if (req.url === "/healthz") {
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({
-            status: "ok",
-            policy: "0123456789abcdef",
-            deadLetters: "failing",
-            deadLetterError: error,
-            deadLetterFix: fix,
-          }),
-        );
-        return;
-      }
-      // The token and the sample, as the gateway answers them.
-      req.resume();
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify(
-          req.url?.startsWith("/v1/whoami")
-            ? { team: "platform" }
-            : { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } },
-        ),
-      );
+    const { code, out } = await doctorAgainstHealth({
+      deadLetters: "failing",
+      deadLetterError: error,
+      deadLetterFix: fix,
     });
-    await new Promise<void>((resolve) => worker.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(worker.address() as AddressInfo).port}/v1/hooks/claude-code`;
-    try {
-      let out = "";
-      const io = {
-        out: (text: string) => {
-          out += text;
-        },
-        err: () => {},
-        stdin: async () => new Uint8Array(),
-      };
-      expect(await doctorCommand(["--url", url], io, { HOOKGATE_TOKEN: TOKEN })).toBe(1);
-      expect(lines(out)[0]).toBe(
-        `✗ gateway answers: GET /healthz 200, policy 0123456789abcdef, but it cannot set aside a notify event that fails for good as a dead letter, so such an event is lost: ${error}`,
-      );
-      expect(out).toContain(`    fix: ${fix}\n`);
-      // The gateway still decides: the token and sample checks ran, and passed.
-      expect(lines(out)).toHaveLength(3);
-      expect(
-        lines(out)
-          .slice(1)
-          .every((l) => l.startsWith("✓ ")),
-      ).toBe(true);
-    } finally {
-      worker.closeAllConnections();
-      await new Promise((resolve) => worker.close(resolve));
-    }
+    expect(code).toBe(1);
+    expect(lines(out)[0]).toBe(
+      `✗ gateway answers: GET /healthz 200, policy 0123456789abcdef, but it cannot set aside a notify event that fails for good as a dead letter, so such an event is lost: ${error}`,
+    );
+    expect(out).toContain(`    fix: ${fix}\n`);
+    // The gateway still decides: the token and sample checks ran, and passed.
+    expect(lines(out)).toHaveLength(3);
+    expect(
+      lines(out)
+        .slice(1)
+        .every((l) => l.startsWith("✓ ")),
+    ).toBe(true);
+  });
+
+  it("names each problem its /healthz gives, with each one's fix, not the first alone", async () => {
+    // A Worker missing both queue bindings: its failing delivery queue hid the dead letters',
+    // whose fix the operator then learnt only once the first was fixed.
+    const { code, out } = await doctorAgainstHealth({
+      reload: "failed",
+      delivery: "failing",
+      deliveryError: "the HOOKGATE_QUEUE binding is missing",
+      deliveryFix: "bind HOOKGATE_QUEUE",
+      deadLetters: "failing",
+      deadLetterError: "the HOOKGATE_DLQ binding is missing",
+      deadLetterFix: "bind HOOKGATE_DLQ",
+    });
+    expect(code).toBe(1);
+    const health = "✗ gateway answers: GET /healthz 200, policy 0123456789abcdef, but";
+    expect(out.split("\n").slice(1, 7)).toEqual([
+      `${health} it refused its last policy reload and still runs this policy`,
+      expect.stringMatching(/^ {4}fix: its log's "policy reload failed" line lists the problems/),
+      `${health} it cannot use its delivery queue, so no notify event is delivered: the HOOKGATE_QUEUE binding is missing`,
+      "    fix: bind HOOKGATE_QUEUE",
+      `${health} it cannot set aside a notify event that fails for good as a dead letter, so such an event is lost: the HOOKGATE_DLQ binding is missing`,
+      "    fix: bind HOOKGATE_DLQ",
+    ]);
+    // It still decides: the token and sample checks ran, and passed.
+    expect(lines(out).slice(3)).toEqual([
+      expect.stringMatching(/^✓ token/),
+      expect.stringMatching(/^✓ sample/),
+    ]);
   });
 
   it("checks nothing more when what answers at the URL is not a hookgate gateway", async () => {
