@@ -13,6 +13,7 @@
 
 import { enginePort } from "./engine-port.js";
 import { errorMessage } from "./errors.js";
+import { escapeControls } from "./escape-controls.js";
 import { requiredLiteral } from "./regex-literal.js";
 import { re2Engine } from "./regex-re2.js";
 import { err, ok, type Result } from "./result.js";
@@ -79,7 +80,8 @@ export function compileRegex(pattern: string): Result<RegexTest, string> {
     const note = usesBackreferenceOrLookaround(why, pattern)
       ? "; backreferences and lookaround are not supported"
       : "";
-    return err(`is not a valid RE2 regular expression (${why})${note}`);
+    // RE2 quotes the pattern as written: a newline in it split `check`'s line in two.
+    return err(`is not a valid RE2 regular expression (${escapeControls(why)})${note}`);
   }
   if (compiled.programSize > MAX_REGEX_PROGRAM_SIZE) {
     return err(

@@ -80,6 +80,17 @@ describe("the default engines", () => {
     expect(!compiled.ok && compiled.error).not.toMatch(/backreference|lookaround/);
   });
 
+  it("quotes a pattern's newline or other control as an escape, so the refusal stays one line", () => {
+    for (const pattern of ["[\n", "(a\r", "x{2,1}\u001b[31m("]) {
+      const compiled = compileRegex(pattern);
+      expect(compiled.ok).toBe(false);
+      const error = compiled.ok ? "" : compiled.error;
+      expect([...error].filter((c) => c.charCodeAt(0) < 0x20)).toEqual([]);
+    }
+    const newline = compileRegex("[\n");
+    expect(!newline.ok && newline.error).toContain("`[\\u000a`");
+  });
+
   it.each([
     ["[ab]*a[ab]{95}[^ab]", 101],
     ["(.*a){24}", 122],
