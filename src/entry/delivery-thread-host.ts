@@ -225,7 +225,10 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     // Up only once it delivers: a thread stuck loading shows 0, not nothing.
     options.metrics.set("hookgate_delivery_thread_up", 0);
     let heardAt = spawnedAt;
-    /** Set once this thread is given up for not responding: its exit starts no other. */
+    /**
+     * Set once this thread is given up for not responding: its exit starts no other, and its
+     * failing to start (ended inside a SQLite call) is not told again.
+     */
     let abandoned = false;
     /** This thread said it could not start (after the first start): why it is down. */
     let failedToStart = false;
@@ -248,6 +251,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
           ),
         );
         start = undefined;
+        // Given up as below: the rejection says why, not the "being ended" this one says next.
+        abandoned = true;
         endBetweenCalls(thread, called);
         return;
       }
@@ -285,7 +290,7 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         start = undefined;
       } else if (message.kind === "failed") {
         if (start) start.reject(new Error(message.error));
-        else {
+        else if (!abandoned) {
           options.logger.log("error", "the delivery thread could not start", {
             error: message.error,
             ...(message.fix !== undefined && { fix: message.fix }),

@@ -18,6 +18,8 @@ import { createSqliteQueue, partialCopy } from "../../src/adapters/queue/sqlite.
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import {
   type DeliverySettings,
+  ENDING,
+  IN_CALL,
   JOURNAL_DIR,
   startDeliveryThread,
 } from "../../src/entry/delivery-thread-host.js";
@@ -890,6 +892,25 @@ describe("startDeliveryThread", () => {
       "the delivery thread stopped responding (nothing in 300 ms) before it was ready",
     );
     await new Promise((r) => setTimeout(r, 1200));
+    expect(logs).toEqual([]);
+  });
+
+  it("says nothing more of a thread it gave up before it was ready, when that one then says it could not start", async () => {
+    // As the real thread stuck in a SQLite call before it was ready: the call's end finds it is
+    // being ended, and its start fails with that, after the start was failed for its silence.
+    const script = standIn(`
+      import { workerData } from "node:worker_threads";
+      const calls = new Int32Array(workerData.calls);
+      Atomics.store(calls, 0, ${IN_CALL});
+      while (Atomics.load(calls, 1) !== 1) {}
+      parentPort.postMessage({ kind: "failed", error: "the delivery thread is being ended" });
+      parentPort.postMessage({ kind: "report", lines: "said\\n", counts: [] });
+      Atomics.store(calls, 0, ${ENDING});
+    `);
+    const { lines, logs, start } = harness(script, "unused", FIRST, 50);
+    await expect(start()).rejects.toThrow("before it was ready");
+    await until(() => lines.length > 0);
+    expect(lines).toEqual(["said\n"]);
     expect(logs).toEqual([]);
   });
 });
