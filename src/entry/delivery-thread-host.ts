@@ -242,7 +242,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     const check = () => {
       if (stopping || !alive) return;
       const silent = performance.now() - heardAt;
-      if (silent < silenceMs) return watch(silenceMs - silent);
+      // Whole milliseconds: a fractional delay (performance.now() is) deoptimises Node's timer.
+      if (silent < silenceMs) return watch(Math.ceil(silenceMs - silent));
       if (start) {
         // Not ready yet: `serve` stops with the reason, as for a thread that could not start.
         start.reject(
