@@ -309,6 +309,23 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(result.stderr).not.toContain("hunter2");
   });
 
+  it("through an https proxy at an IP address, prints no warning of Node's beside its own line", async () => {
+    // undici named the proxy's IP address as the TLS server name, and Node warned of it (DEP0123)
+    // on the stderr a hook's user reads.
+    const port = await refusingPort();
+    const result = await runCli(
+      ["send", "--url", "http://gateway.example.test:8787/v1/hooks/claude-code"],
+      fixture("claude-code.PreToolUse.json"),
+      { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: `https://127.0.0.1:${port}` },
+    );
+    expect(result).toMatchObject({ code: 0, stdout: "" });
+    expect(result.stderr).toMatch(
+      /^hookgate send: request to .* through the proxy https:\/\/127\.0\.0\.1:\d+ failed: .*ECONNREFUSED/,
+    );
+    expect(result.stderr).not.toContain("DEP0123");
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
+  });
+
   it.each([
     ["the gateway is down", () => ["--url", closedUrl], /nothing is listening/],
     ["the URL is not a URL", () => ["--url", "not a url"], /is not a URL/],

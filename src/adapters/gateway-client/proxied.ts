@@ -6,8 +6,9 @@
  * refuses a CONNECT to any port but 443, and an http gateway listens on another (8787). Loaded
  * only when a proxy is used: undici costs a command hook's run about 70 ms to load.
  */
+import { isIP } from "node:net";
 import { setFlagsFromString } from "node:v8";
-import { ProxyAgent } from "undici";
+import { type buildConnector, Pool, ProxyAgent } from "undici";
 import { errorMessage } from "../../core/errors.js";
 import { withoutUserinfo } from "../../core/url-userinfo.js";
 import { describeTlsFailure, type GatewayRequest, type GatewayResult } from "./node.js";
@@ -28,7 +29,7 @@ export async function proxiedRequest(
   const via = `through the proxy ${shownProxy}`;
   let agent: ProxyAgent;
   try {
-    agent = new ProxyAgent({ uri: proxy, proxyTunnel: false });
+    agent = new ProxyAgent({ uri: proxy, proxyTunnel: false, clientFactory: proxyClient });
   } catch (e) {
     return { ok: false, error: `the proxy ${withoutUserinfo(proxy)} is not usable: ${errorMessage(e)}` };
   }
@@ -82,6 +83,21 @@ export async function proxiedRequest(
     // Not waited for: what is left of the exchange (a body past the limit) is dropped.
     agent.destroy().catch(() => {});
   }
+}
+
+/**
+ * The connection pool to the proxy itself, naming no TLS server to a proxy at an IP address:
+ * undici names the proxy's host to an https one, IP address or not (proxyTls's servername only
+ * replaces it with another name), and Node warns of an IP address (DEP0123) on the stderr a
+ * hook's user reads. Without a name, the certificate is still checked against the address.
+ */
+function proxyClient(origin: URL, options: object): Pool {
+  const { connect } = options as { connect: buildConnector.connector };
+  return new Pool(origin, {
+    ...options,
+    connect: ({ servername, ...opts }, callback) =>
+      connect(servername === undefined || isIP(servername) ? opts : { ...opts, servername }, callback),
+  });
 }
 
 /**
