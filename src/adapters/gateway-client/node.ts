@@ -118,6 +118,7 @@ function describeFailure(e: unknown, url: URL): { error: string; fix?: string } 
   const error = failureText(e, url);
   const code = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
   if (error.endsWith("(try http://)")) return { error, fix: PLAIN_HTTP_FIX };
+  if (typeof code === "string" && untrustedCertificate(code)) return { error, fix: PRIVATE_CA_FIX };
   // EAI_AGAIN is a lookup that failed for now (no DNS server answered: offline, a VPN down), not
   // a name that does not exist: the name may be right.
   if (code === "EAI_AGAIN")
@@ -165,10 +166,21 @@ const PLAIN_HTTP_FIX =
  */
 export function describeTlsFailure(e: unknown, url: URL): { error: string; fix?: string } | undefined {
   const found = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
-  const error = tlsFailureText(e, url, typeof found === "string" ? found : undefined);
+  const code = typeof found === "string" ? found : undefined;
+  const error = tlsFailureText(e, url, code);
   if (error === undefined) return undefined;
-  return error.endsWith("(try http://)") ? { error, fix: PLAIN_HTTP_FIX } : { error };
+  if (error.endsWith("(try http://)")) return { error, fix: PLAIN_HTTP_FIX };
+  // Without its own fix, doctor sent the user to start a gateway, or a proxy, that runs.
+  return code !== undefined && untrustedCertificate(code) ? { error, fix: PRIVATE_CA_FIX } : { error };
 }
+
+/** A certificate Node does not trust: not one its name check refused (ERR_TLS_CERT_ALTNAME_INVALID). */
+function untrustedCertificate(code: string): boolean {
+  return code.includes("CERT") && code !== "ERR_TLS_CERT_ALTNAME_INVALID";
+}
+
+const PRIVATE_CA_FIX =
+  "if a proxy inspects TLS, or the gateway's certificate comes from a private CA, set NODE_EXTRA_CA_CERTS to the path of that CA's certificate file (PEM) in the shell that runs hookgate and the agent: Node reads it only as it starts";
 
 function tlsFailureText(e: unknown, url: URL, code: string | undefined): string | undefined {
   // OpenSSL's whole error line comes, its source file and a line break included; the reason says
@@ -178,7 +190,6 @@ function tlsFailureText(e: unknown, url: URL, code: string | undefined): string 
     const hint = reason === "wrong version number" ? ": the server may speak plain http (try http://)" : "";
     return `TLS to ${url.host} failed (${reason})${hint}`;
   }
-  if (code?.startsWith("ERR_TLS") || code?.includes("CERT"))
-    return `TLS to ${url.host} failed (${code}); for a private CA set NODE_EXTRA_CA_CERTS`;
+  if (code?.startsWith("ERR_TLS") || code?.includes("CERT")) return `TLS to ${url.host} failed (${code})`;
   return undefined;
 }
