@@ -513,7 +513,7 @@ function unfitHeader(event: LambdaEvent): string | undefined {
  * a header every `Headers` takes (Fetch's header name and value, and a ByteString). What this
  * does not vouch for (a control character, an empty name, a value not a string) the probe decides.
  */
-const plainlyFit = (name: string, value: unknown) =>
+export const plainlyFit = (name: string, value: unknown) =>
   TOKEN.test(name) && typeof value === "string" && PLAIN_VALUE.test(value);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const PLAIN_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
