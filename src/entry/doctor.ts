@@ -20,9 +20,8 @@ import { clientRefusedRange } from "../core/egress/client-refused.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
-import { agentProxy, proxyFor } from "./agent-proxy.js";
+import { agentProxy, loopbackUrlHost, proxyFor } from "./agent-proxy.js";
 import { notOneOf } from "./arg-errors.js";
-import { loopbackName } from "./node-listener.js";
 import {
   type CommandIo,
   clientIgnored,
@@ -301,15 +300,6 @@ function directWhy(via: ReturnType<typeof agentProxy>, agent: string): string | 
 }
 
 /**
- * A URL's host name that names this machine's loopback. A URL writes an IPv4-mapped address in
- * hex (`[::ffff:127.0.0.1]` is `[::ffff:7f00:1]`), which loopbackName, made for `--host`, does not
- * read: a proxy there was taken for another machine's, and its checks stopped.
- */
-function loopbackHostname(host: string): boolean {
-  return ipaddr.isValid(host) ? ipaddr.process(host).range() === "loopback" : loopbackName(host);
-}
-
-/**
  * A failed check when the hook URL names this machine's loopback and the agent posts to it
  * through a proxy on another machine (NO_PROXY does not exempt it, as the agent reads it: a
  * NO_PROXY of `localhost` alone leaves 127.0.0.1 to the proxy): the proxy connects to its own
@@ -321,7 +311,7 @@ function loopbackHostname(host: string): boolean {
 function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check | undefined {
   if (!agentClient(dialect)) return undefined;
   const host = new URL(hookUrl).hostname.replace(/^\[|\]$/g, "");
-  if (!loopbackHostname(host)) return undefined;
+  if (!loopbackUrlHost(host)) return undefined;
   const via = agentProxy(hookUrl, dialect, env);
   if (via.proxy === undefined || (!via.used && via.older === undefined)) return undefined;
   // A proxy written without a scheme (`proxy.corp:8080`) is taken as http's (deepcode's, Claude
@@ -332,7 +322,7 @@ function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check
   } catch {
     return undefined;
   }
-  if (proxy.hostname === "" || loopbackHostname(proxy.hostname.replace(/^\[|\]$/g, ""))) return undefined;
+  if (proxy.hostname === "" || loopbackUrlHost(proxy.hostname)) return undefined;
   const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
   // The current release connects directly, an older one through the proxy: the check passes, and
   // says which releases it fails for.
