@@ -667,10 +667,12 @@ type CallViews = (
 /**
  * `CallViews` of one request, each input's evaluated once: checking a rewrite and choosing the
  * notify rules read the same calls (the rewrite, and the call as it came), by the same object.
+ * Made on every decision and read only for a rewrite: its map comes with the first read.
  */
 function callViews(policy: Policy, event: HookEvent, team: string): CallViews {
-  const seen = new Map<unknown, ReturnType<CallViews>>();
+  let seen: Map<unknown, ReturnType<CallViews>> | undefined;
   return (toolInput) => {
+    seen ??= new Map();
     let views = seen.get(toolInput);
     if (views === undefined) {
       views = callNames(event).map((name) => ({
