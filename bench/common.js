@@ -510,6 +510,27 @@ export function cpuTicks(pids) {
   }
 }
 
+/**
+ * A process's kernel counters (/proc): system CPU ticks, minor page faults and context switches.
+ * decision.js prints them a request, per round, for the gateway's round-to-round slowdown that
+ * HISTORY.md ("decision.js's later rounds after run 57") could not yet explain. Undefined
+ * without /proc.
+ */
+export function procCounters(pid) {
+  try {
+    const stat = procStat(pid);
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? Number.NaN);
+    return {
+      systemTicks: Number(stat[12]),
+      minorFaults: Number(stat[7]),
+      switches: field("voluntary_ctxt_switches") + field("nonvoluntary_ctxt_switches"),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 export function cpuDelta(before, after) {
   if (!before || !after) return undefined;
   let own = 0;

@@ -29,6 +29,7 @@ import {
   machine,
   median,
   percentile,
+  procCounters,
   RESULTS,
   ROOT,
   round1,
@@ -155,7 +156,11 @@ async function main() {
         `round ${round}/${options.rounds} ${target.name.padEnd(7)} ${m.requestsPerSecond.toFixed(0)} req/s, ` +
           `p50 ${m.p50Ms.toFixed(3)} ms, p99 ${m.p99Ms.toFixed(3)} ms, server CPU ${m.serverCpuUsPerRequest ?? "?"} us/req, ` +
           `non-2xx ${m.non2xx}, errors ${m.errors}, mismatches ${m.mismatches}, ` +
-          `other processes ${m.otherProcessesCpuPercent ?? "?"}% of a core`,
+          `other processes ${m.otherProcessesCpuPercent ?? "?"}% of a core` +
+          (m.serverKernelPerRequest
+            ? `; a request: system CPU ${m.serverKernelPerRequest.systemCpuUs} us, ` +
+              `minor faults ${m.serverKernelPerRequest.minorFaults}, context switches ${m.serverKernelPerRequest.contextSwitches}`
+            : ""),
       );
     }
   }
@@ -322,8 +327,10 @@ async function measure(target, durationSeconds, load) {
     firstWrong ??= `an error: ${error instanceof Error ? error.message : error}`;
   });
   const cpuBefore = cpuTicks(load.pids);
+  const kernelBefore = procCounters(target.pid);
   const result = await instance;
   const cpu = cpuDelta(cpuBefore, cpuTicks(load.pids));
+  const kernel = kernelPerRequest(kernelBefore, procCounters(target.pid), result.requests.total);
   if (result.non2xx + result.errors + result.mismatches > 0) {
     fail(
       `${target.name}: ${result.non2xx} non-2xx, ${result.errors} errors (${result.timeouts} timeouts) and ` +
@@ -350,6 +357,18 @@ async function measure(target, durationSeconds, load) {
     otherProcessesCpuPercent: cpu
       ? Math.max(0, Math.round((100 * cpu.otherTicks * TICK_MS) / 1000 / result.duration))
       : null,
+    serverKernelPerRequest: kernel,
+  };
+}
+
+/** The server's system CPU (µs), minor faults and context switches a request over one round. */
+function kernelPerRequest(before, after, requests) {
+  if (!before || !after || requests === 0) return null;
+  const per = (a, b, scale = 1) => Math.round(((a - b) * scale * 1000) / requests) / 1000;
+  return {
+    systemCpuUs: per(after.systemTicks, before.systemTicks, TICK_MS * 1000),
+    minorFaults: per(after.minorFaults, before.minorFaults),
+    contextSwitches: per(after.switches, before.switches),
   };
 }
 
