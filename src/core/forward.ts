@@ -6,7 +6,7 @@
  * through the egress port (app/remote-actions.ts).
  */
 import type { RuleEffect } from "./decision.js";
-import { escapeControls } from "./escape-controls.js";
+import { escapeControls, withoutControlsButLines } from "./escape-controls.js";
 import {
   carriesContext,
   DEEPAGENTS_OUTPUT_EVENTS,
@@ -221,7 +221,7 @@ export function parseForwardResponse(
     // means them, and hookgate passes them on in the JSON form Claude Code appends (render.ts).
     // A JSON object is read as hook output below (so `{}` means no opinion) rather than appended
     // literally as Claude Code would.
-    if (eventName === "PreCompact") return ok({ ruleId, context: scrubSecrets(text, secrets) });
+    if (eventName === "PreCompact") return ok({ ruleId, context: shownText(text, secrets) });
     // From every client, though deepcode ignores such a body and deepagents reads plain text on
     // SessionStart and UserPromptSubmit as context: a body that is no JSON object is more often a
     // proxy's error page than an answer, and onError is the policy's word on a broken server.
@@ -329,7 +329,7 @@ export function parseForwardResponse(
   const context =
     own.context ?? (eventName === "PreCompact" && decision === undefined ? topReason : undefined);
   const stopsTurn = stop === false || own.interrupt === true;
-  const scrub = (text: string) => scrubSecrets(text, secrets);
+  const scrub = (text: string) => shownText(text, secrets);
   return ok({
     ruleId,
     ...(decision !== undefined && { decision }),
@@ -341,6 +341,19 @@ export function parseForwardResponse(
     ...(stopsTurn && { stop: true }),
     ...(stop === false && stopReason !== undefined && { stopReason: scrub(stopReason) }),
   });
+}
+
+/**
+ * A text of the answer as the agent is handed it. Claude Code prints a reason, a stopReason and a
+ * systemMessage in the user's terminal, and no client reads an escape sequence in them as wanted
+ * (Claude Code 2.1.332 has a field of its own for one, `terminalSequence`, never passed on). A
+ * server may quote what the agent sent, so each loses what a model's reason loses (judge.ts): an
+ * ESC or CSI sequence's introducer (OSC 52 writes the clipboard), a carriage return, the line
+ * separators, the bidirectional controls and marks; tabs, newlines and the joiners stay. Scrubbed
+ * of the policy's secrets once they are gone: one inside a secret hid it from the scrub.
+ */
+function shownText(text: string, secrets: readonly string[]): string {
+  return scrubSecrets(withoutControlsButLines(text), secrets);
 }
 
 /**

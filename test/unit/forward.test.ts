@@ -737,6 +737,12 @@ describe("parseForwardResponse: PreCompact (clients.md §4.4)", () => {
     ["an array", " [1, 2] ", "[1, 2]"],
     ["null", "null", "null"],
     ["text that starts like JSON", "{keep the API decisions}", "{keep the API decisions}"],
+    // As the texts of a JSON answer: what acts in a terminal is dropped, tabs and newlines stay.
+    [
+      "text without its terminal controls",
+      "Keep\u001b]52;c;eA==\u0007 the\tAPI\u202e decisions\r\nverbatim",
+      "Keep]52;c;eA== the\tAPI decisions\nverbatim",
+    ],
   ])("appends %s to the compaction instructions", (_, body, context) => {
     expect(parse(body, "PreCompact")).toStrictEqual(effect({ context }));
   });
