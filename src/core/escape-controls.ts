@@ -25,13 +25,14 @@ export function escapeControls(text: string): string {
   return ANY_CONTROL.test(text) ? text.replace(CONTROLS, escaped) : text;
 }
 
-/** Of those, the bidirectional overrides and isolates alone. */
-const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069]/g;
+/** Of those, the bidirectional ones alone: the overrides, the isolates and the direction marks. */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
- * `text` with only the bidirectional overrides and isolates written `\uXXXX`: for a chat message
- * (Slack, Discord), where line breaks are the message's own but one of these would make a
- * command read as another (Trojan Source, CVE-2021-42574).
+ * `text` with only the bidirectional overrides, isolates and direction marks written `\uXXXX`:
+ * for a chat message (Slack, Discord), where line breaks are the message's own but one of these
+ * would make a command read as another (Trojan Source, CVE-2021-42574). A mark shows nothing, and
+ * turns the digits and punctuation beside it right to left: a name's `10.20` may read `20.10`.
  */
 export function escapeBidiControls(text: string): string {
   return text.replace(BIDI_CONTROLS, escaped);

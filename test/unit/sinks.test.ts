@@ -413,6 +413,30 @@ describe("buildSinkRequest: chat text that would reorder its line", () => {
       expect(strings).toContain("u2066x");
     }
   });
+
+  // The direction marks reorder too, and show nothing: between them the digits and punctuation
+  // of a name run right to left (`10\u200f.\u200f20` may show as `20.10`), and Discord strips them.
+  const marked = "rm -rf /srv/v\u200f10.\u200f20\u061c/\u200e";
+  it.each<ResolvedSink>([
+    { type: "slack", url: "https://hooks.slack.com/services/T/B/x" },
+    { type: "discord", url: "https://discord.com/api/webhooks/1/x" },
+  ])("%o writes each direction mark as its \\u escape", async (sink) => {
+    const n = notification({
+      reason: `ok ${marked}`,
+      event: {
+        ...notification().event,
+        session_id: "\u200f1911b193",
+        cwd: `/home/${marked}`,
+        tool_name: "Bash\u061c",
+        tool_input: { command: marked },
+      },
+    });
+    const body = JSON.parse((await buildSinkRequest(sink, n, CREATED_AT)).body) as unknown;
+    const strings = JSON.stringify(body);
+    expect(strings).not.toMatch(/[\u061c\u200e\u200f]/);
+    for (const written of ["u200f10.", "u200f20", "u061c", "u200e", "u200f1911b19"])
+      expect(strings).toContain(written);
+  });
 });
 
 describe("buildSinkRequest: slack", () => {
@@ -677,7 +701,8 @@ describe("buildSinkRequest: discord", () => {
     expect(embed.fields.find((f) => f.name === "Type")?.value).toBe("-");
   });
 
-  it.each(["\u0001", "\u001f\u0085", "\u200e\u00ad", " \u0000\u200f "])(
+  // A direction mark is no longer among them: it is shown as its escape (`\u200e`).
+  it.each(["\u0001", "\u001f\u0085", "\u200b\u00ad", " \u0000\u2060 "])(
     "shows a field of nothing but control and format characters (%j) as a dash, as Discord strips them and refuses it empty",
     async (invisible) => {
       const n = notification({
