@@ -304,9 +304,11 @@ export function parseForwardResponse(
   // or allow is given with its `reason`, as Claude Code gives its blocking error, never with the
   // reason the ask or allow gave ("please confirm" on a deny).
   // An empty reason says nothing: Claude Code tells the agent `permissionDecisionReason || reason
-  // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`.
+  // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`;
+  // so does one of nothing but the characters the agent is not handed (shownText).
   const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
-  const said = (ownWon ? own.reason || topReason : topReason) || undefined;
+  const visible = (text: string | undefined) => text && withoutControlsButLines(text);
+  const said = (ownWon ? visible(own.reason) || visible(topReason) : visible(topReason)) || undefined;
   // Claude Code shows an ask's updatedInput in its dialog (its hooks docs), but hookgate sends a
   // rewrite only with an allow (POLICY.md): the dialog is for the call as it came, and approving
   // it runs that call. The reason the server gave may speak of the rewrite, so the user is told.

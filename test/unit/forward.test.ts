@@ -525,6 +525,19 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
       { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
     ],
     [
+      "a reason of nothing but characters that act in a terminal is none",
+      "PreToolUse",
+      json({
+        reason: "\u200f",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "\u001b\u2028",
+        },
+      }),
+      { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
+    ],
+    [
       "block outranks permissionDecision allow",
       "PreToolUse",
       json({
