@@ -94,16 +94,11 @@ function hasHost(proxy: string): boolean {
 }
 
 /**
- * The proxy to post through: the one the agent's http hooks to this URL go through, read from
- * the variables as that client reads them (Claude Code's for a route that names no client).
- * `send` posts through it, as SessionStart and Setup reach the gateway only through that command,
- * and `doctor` checks through it, so that what it finds reachable is what the hooks reach. A
- * proxy written without a scheme, which deepcode takes, is an http one.
+ * A proxy's URL as the clients that take one written without a scheme (`proxy.corp:8080`) read
+ * it: an http one (deepcode's, Claude Code 2.1.112's).
  */
-export function proxyFor(url: string, dialect: string | undefined, env: Env): { proxy?: string } {
-  const via = agentProxy(url, dialect ?? "claude-code", env);
-  if (!via.used || via.proxy === undefined) return {};
-  return { proxy: via.proxy.includes("://") ? via.proxy : `http://${via.proxy}` };
+function withScheme(proxy: string): string {
+  return proxy.includes("://") ? proxy : `http://${proxy}`;
 }
 
 /**
@@ -117,20 +112,38 @@ export function loopbackUrlHost(hostname: string): boolean {
 }
 
 /**
- * The proxy `send` posts through: `proxyFor`'s, but none for a gateway on this machine's loopback
- * behind a proxy on another machine. That proxy would connect to its own loopback, and the event
- * would be lost for a route that works; the agent's http hooks to the gateway fail there until
- * NO_PROXY names it, which `hookgate doctor` says. A proxy on this machine (a local cntlm) reaches
- * the gateway, and is used.
+ * The proxy a request to `url` cannot take: one on another machine, for a gateway on this
+ * machine's loopback. That proxy connects to its own loopback, so the request fails, or reaches
+ * another machine's service, for a route that works directly. A proxy on this machine (a local
+ * cntlm) reaches the gateway. Undefined when `proxy` can be taken, or names no host.
  */
-export function sendProxyFor(url: string, dialect: string | undefined, env: Env): { proxy?: string } {
-  const chosen = proxyFor(url, dialect, env);
-  if (chosen.proxy === undefined || !loopbackUrlHost(new URL(url).hostname)) return chosen;
-  let proxyHost: string;
+export function strandingProxy(url: string, proxy: string): URL | undefined {
+  if (!loopbackUrlHost(new URL(url).hostname)) return undefined;
+  let parsed: URL;
   try {
-    proxyHost = new URL(chosen.proxy).hostname;
+    parsed = new URL(withScheme(proxy));
   } catch {
-    return chosen;
+    return undefined;
   }
-  return loopbackUrlHost(proxyHost) ? chosen : {};
+  return parsed.hostname === "" || loopbackUrlHost(parsed.hostname) ? undefined : parsed;
+}
+
+/**
+ * The route `send` posts by and `doctor` checks by: the proxy the agent's http hooks to this URL
+ * go through, read from the variables as that client reads them (Claude Code's for a route that
+ * names no client), so that what `doctor` finds reachable is what the hooks reach, and SessionStart
+ * and Setup, which reach the gateway only through `send`, go the hooks' way. Direct, with
+ * `stranded` naming the proxy, where that proxy cannot reach the gateway (`strandingProxy`): the
+ * event would be lost for a route that works; the agent's http hooks fail there until NO_PROXY
+ * names the gateway, which `doctor` says.
+ */
+export function proxyFor(
+  url: string,
+  dialect: string | undefined,
+  env: Env,
+): { readonly proxy?: string; readonly stranded?: URL } {
+  const via = agentProxy(url, dialect ?? "claude-code", env);
+  if (!via.used || via.proxy === undefined) return {};
+  const stranded = strandingProxy(url, via.proxy);
+  return stranded === undefined ? { proxy: withScheme(via.proxy) } : { stranded };
 }

@@ -20,7 +20,7 @@ import { clientRefusedRange } from "../core/egress/client-refused.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
-import { agentProxy, loopbackUrlHost, proxyFor } from "./agent-proxy.js";
+import { agentProxy, proxyFor, strandingProxy } from "./agent-proxy.js";
 import { notOneOf } from "./arg-errors.js";
 import {
   type CommandIo,
@@ -139,7 +139,7 @@ export async function doctorCommand(
     return 1;
   }
   // A loopback check that passes (it names the older releases that fail) yields to a failed one.
-  const loopback = loopbackThroughProxy(hookUrl, dialect, env);
+  const loopback = loopbackThroughProxy(hookUrl, dialect, env, via);
   const refused =
     loopback?.ok === false
       ? loopback
@@ -271,7 +271,13 @@ function agentClient(dialect: string): boolean {
  * The route the checks take, as the header says it: the proxy's host and port (never its user
  * name or password), or direct, and why, where a proxy is set that the agent does not use.
  */
-function routeText(hookUrl: string, dialect: string, env: Env, via: { proxy?: string }): string {
+function routeText(
+  hookUrl: string,
+  dialect: string,
+  env: Env,
+  via: { proxy?: string; stranded?: URL },
+): string {
+  if (via.stranded !== undefined) return `through the proxy ${via.stranded.host}, as its http hooks go`;
   if (via.proxy !== undefined) {
     let host: string;
     try {
@@ -308,35 +314,33 @@ function directWhy(via: ReturnType<typeof agentProxy>, agent: string): string | 
  * loopback says nothing of this gateway. A proxy on this machine (a local cntlm) reaches the
  * gateway, and is no matter.
  */
-function loopbackThroughProxy(hookUrl: string, dialect: string, env: Env): Check | undefined {
+function loopbackThroughProxy(
+  hookUrl: string,
+  dialect: string,
+  env: Env,
+  via: { stranded?: URL },
+): Check | undefined {
   if (!agentClient(dialect)) return undefined;
   const host = new URL(hookUrl).hostname.replace(/^\[|\]$/g, "");
-  if (!loopbackUrlHost(host)) return undefined;
-  const via = agentProxy(hookUrl, dialect, env);
-  if (via.proxy === undefined || (!via.used && via.older === undefined)) return undefined;
-  // A proxy written without a scheme (`proxy.corp:8080`) is taken as http's (deepcode's, Claude
-  // Code 2.1.112's); a client that cannot read it fails the hook all the same.
-  let proxy: URL;
-  try {
-    proxy = new URL(via.proxy.includes("://") ? via.proxy : `http://${via.proxy}`);
-  } catch {
-    return undefined;
-  }
-  if (proxy.hostname === "" || loopbackUrlHost(proxy.hostname)) return undefined;
+  const read = agentProxy(hookUrl, dialect, env);
+  // Where the current release connects directly, the proxy the older releases (`older`) take.
+  const proxy =
+    via.stranded ??
+    (read.proxy !== undefined && read.older !== undefined ? strandingProxy(hookUrl, read.proxy) : undefined);
+  if (proxy === undefined) return undefined;
   const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
-  // The current release connects directly, an older one through the proxy: the check passes, and
-  // says which releases it fails for.
-  if (!via.used) {
+  // The check passes, and says which releases it fails for.
+  if (via.stranded === undefined) {
     return {
       ok: true,
-      line: `proxy: ${agent} posts to ${host} directly, as ${directWhy(via, agent)} (${via.older}, and post through the proxy at ${proxy.host}, which reaches its own loopback, not this machine's)`,
+      line: `proxy: ${agent} posts to ${host} directly, as ${directWhy(read, agent)} (${read.older}, and post through the proxy at ${proxy.host}, which reaches its own loopback, not this machine's)`,
     };
   }
-  const listed = via.noProxy !== undefined && env[via.noProxy] ? `,$${via.noProxy}` : "";
+  const listed = read.noProxy !== undefined && env[read.noProxy] ? `,$${read.noProxy}` : "";
   return {
     ok: false,
-    line: `proxy: ${agent} posts to ${host} through the proxy at ${proxy.host}, as ${via.noProxy} does not exempt it, and that proxy reaches its own loopback, not this machine's: the hook fails and the tool call runs as if no hook had answered`,
-    fix: `add ${host} to ${via.noProxy} in the shell that starts the agent (export ${via.noProxy}=${host}${listed})`,
+    line: `proxy: ${agent} posts to ${host} through the proxy at ${proxy.host}, as ${read.noProxy} does not exempt it, and that proxy reaches its own loopback, not this machine's: the hook fails and the tool call runs as if no hook had answered`,
+    fix: `add ${host} to ${read.noProxy} in the shell that starts the agent (export ${read.noProxy}=${host}${listed})`,
   };
 }
 

@@ -19,7 +19,7 @@ import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
-import { sendProxyFor } from "./agent-proxy.js";
+import { proxyFor } from "./agent-proxy.js";
 import { argumentProblem, isArgumentError, notOneOf } from "./arg-errors.js";
 
 export interface CommandIo {
@@ -216,7 +216,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     }
     const unsendable = token && unsendableToken(token);
     if (unsendable) return fail(`${unsendable}: set it to the token alone`);
-    const { proxy } = sendProxyFor(url, dialect, env);
+    const { proxy } = proxyFor(url, dialect, env);
     // An answer that came through a proxy may be the proxy's own (a 502 of one that cannot reach
     // this machine's gateway, its block page): said as from the URL alone, it sent the user to a
     // gateway that was never asked.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loopbackUrlHost, sendProxyFor } from "../../src/entry/agent-proxy.js";
+import { loopbackUrlHost, proxyFor } from "../../src/entry/agent-proxy.js";
 
 const hostOf = (url: string) => new URL(url).hostname;
 
@@ -29,19 +29,21 @@ describe("loopbackUrlHost", () => {
   });
 });
 
-describe("sendProxyFor", () => {
+describe("proxyFor", () => {
   const hook = "http://127.0.0.1:8787/v1/hooks/claude-code";
 
   it("posts to a loopback gateway directly when the proxy is on another machine", () => {
-    expect(sendProxyFor(hook, "claude-code", { HTTPS_PROXY: "http://proxy.corp:3128" })).toEqual({});
+    expect(proxyFor(hook, "claude-code", { HTTPS_PROXY: "http://proxy.corp:3128" })).toEqual({
+      stranded: new URL("http://proxy.corp:3128"),
+    });
   });
 
   it("keeps a proxy on this machine, and any proxy for a gateway elsewhere", () => {
-    expect(sendProxyFor(hook, "claude-code", { HTTPS_PROXY: "http://127.0.0.1:3128" })).toEqual({
+    expect(proxyFor(hook, "claude-code", { HTTPS_PROXY: "http://127.0.0.1:3128" })).toEqual({
       proxy: "http://127.0.0.1:3128",
     });
     expect(
-      sendProxyFor("https://hooks.example.com/v1/hooks/claude-code", "claude-code", {
+      proxyFor("https://hooks.example.com/v1/hooks/claude-code", "claude-code", {
         HTTPS_PROXY: "http://proxy.corp:3128",
       }),
     ).toEqual({ proxy: "http://proxy.corp:3128" });
