@@ -103,12 +103,16 @@ function withScheme(proxy: string): string {
 
 /**
  * A URL's host name (`new URL(…).hostname`) that names this machine's loopback: `localhost` and
- * the names under it, 127.x, `[::1]`, and an IPv4-mapped 127.x, which a URL writes in hex
- * (`[::ffff:7f00:1]`). Without ipaddr.js, which would add about 10 ms to every command hook's run.
+ * the names under it, 127.x, `[::1]`, an IPv4-mapped 127.x, which a URL writes in hex
+ * (`[::ffff:7f00:1]`), and the unspecified `0.0.0.0` and `[::]`, which a server started on all
+ * addresses prints and to which a connect reaches this machine (Linux, macOS). Without
+ * ipaddr.js, which would add about 10 ms to every command hook's run.
  */
 export function loopbackUrlHost(hostname: string): boolean {
   const name = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  return /^(?:(?:.+\.)?localhost\.?|127(?:\.\d{1,3}){3}|::1|::ffff:7f[\da-f]{2}:[\da-f]{1,4})$/.test(name);
+  return /^(?:(?:.+\.)?localhost\.?|127(?:\.\d{1,3}){3}|::1?|0\.0\.0\.0|::ffff:7f[\da-f]{2}:[\da-f]{1,4})$/.test(
+    name,
+  );
 }
 
 /**

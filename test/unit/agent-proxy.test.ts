@@ -13,6 +13,9 @@ describe("loopbackUrlHost", () => {
     "http://[::1]:8787/",
     "http://[0:0:0:0:0:0:0:1]/",
     "http://[::ffff:127.0.0.1]/",
+    // A connect to the unspecified address reaches this machine on Linux and macOS.
+    "http://0.0.0.0:8787/",
+    "http://[::]:8787/",
   ])("takes %s for this machine's loopback", (url) => {
     expect(loopbackUrlHost(hostOf(url))).toBe(true);
   });
@@ -22,6 +25,7 @@ describe("loopbackUrlHost", () => {
     "http://localhost.example.com/",
     "http://128.0.0.1/",
     "http://10.0.0.1/",
+    "http://0.0.0.1/",
     "http://[::2]/",
     "http://[::ffff:10.0.0.1]/",
   ])("does not take %s for it", (url) => {
@@ -36,6 +40,15 @@ describe("proxyFor", () => {
     expect(proxyFor(hook, "claude-code", { HTTPS_PROXY: "http://proxy.corp:3128" })).toEqual({
       stranded: new URL("http://proxy.corp:3128"),
     });
+  });
+
+  it("posts to a gateway at 0.0.0.0 directly when the proxy is on another machine", () => {
+    // A gateway started on 0.0.0.0 is reached at that address from this machine, not the proxy's.
+    expect(
+      proxyFor("http://0.0.0.0:8787/v1/hooks/claude-code", "claude-code", {
+        HTTPS_PROXY: "http://proxy.corp:3128",
+      }),
+    ).toEqual({ stranded: new URL("http://proxy.corp:3128") });
   });
 
   it("keeps a proxy on this machine, and any proxy for a gateway elsewhere", () => {
