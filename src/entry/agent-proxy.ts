@@ -14,11 +14,16 @@ import type { Env } from "./send.js";
  * HTTPS_PROXY, http_proxy, HTTP_PROXY, and ignores it, with a warning, unless it parses as a URL
  * with a host (`proxy.corp:8080` does not); it reads no_proxy and NO_PROXY together when both are
  * set and differ, either one `*` exempting every host, split on commas and spaces, taking
- * `host:port`, `.domain` (the domain and below it) and the exact host. Claude Code 2.1.112 read
+ * `host:port`, `.domain` (the domain and below it) and the exact host; an IPv6 address is taken
+ * with or without its brackets (`::1`, `[::1]`), as curl takes it, which the reference does not
+ * say of Claude Code: a gateway at `http://[::1]` is one on this machine. Claude Code 2.1.112 read
  * no_proxy alone when set, and took any proxy: `older` says why it went through the proxy where
  * the current release does not. deepcode's splits NO_PROXY (before no_proxy) on commas, drops a
- * leading `*` or `.`, and takes the host or any name below it, and picks its proxy by `??`, so
- * an empty https_proxy means none.
+ * leading `*` or `.`, and takes the host or any name below it, compared with the URL's host
+ * name brackets and all (`[::1]` exempts `http://[::1]`, `::1` does not), so that `*` alone,
+ * which curl reads as "no proxy at all", exempts nothing; and picks its proxy by `??`, so an
+ * empty https_proxy means none. Each is read as its code does, not mended: `doctor` says what
+ * the agent does, and `send` goes the agent's way.
  */
 export function agentProxy(
   hookUrl: string,
@@ -56,16 +61,18 @@ export function agentProxy(
   const proxy = source === undefined ? undefined : env[source];
   if (source === undefined || proxy === undefined) return { used: false };
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  // A URL writes an IPv6 host in brackets; a NO_PROXY entry may not (`::1`), as curl takes it.
+  const bare = host.replace(/^\[|\]$/g, "");
   const exempts = (list: string | undefined) =>
     list === "*" ||
     (list ?? "")
       .split(/[,\s]+/)
       .filter((entry) => entry !== "")
       .some((raw) => {
-        const entry = raw.toLowerCase();
-        if (entry.includes(":")) return `${host}:${port}` === entry;
-        if (entry.startsWith(".")) return host === entry.slice(1) || host.endsWith(entry);
-        return host === entry;
+        const entry = noProxyEntry(raw.toLowerCase());
+        if (entry.port !== undefined) return bare === entry.host && port === entry.port;
+        if (entry.host.startsWith(".")) return host === entry.host.slice(1) || host.endsWith(entry.host);
+        return bare === entry.host;
       });
   // The variable a fix should name: no_proxy when set, which every release reads.
   const name = env.no_proxy ? "no_proxy" : "NO_PROXY";
@@ -83,6 +90,20 @@ export function agentProxy(
       : { used: false, proxy, ignored: source };
   }
   return { used: true, proxy, noProxy: name };
+}
+
+/**
+ * A NO_PROXY entry's host and port: `host:port`, `host`, and an IPv6 address bracketed, with or
+ * without a port (`[::1]:8787`, `[::1]`), or bare (`::1`), whose colons name no port.
+ */
+function noProxyEntry(entry: string): { readonly host: string; readonly port?: string } {
+  const bracketed = /^\[([^\]]*)\](?::(\d+))?$/.exec(entry);
+  if (bracketed !== null) {
+    const [, host = "", port] = bracketed;
+    return port === undefined ? { host } : { host, port };
+  }
+  const [host = "", port, ...more] = entry.split(":");
+  return port === undefined || more.length > 0 ? { host: entry } : { host, port };
 }
 
 function hasHost(proxy: string): boolean {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loopbackUrlHost, proxyFor } from "../../src/entry/agent-proxy.js";
+import { agentProxy, loopbackUrlHost, proxyFor } from "../../src/entry/agent-proxy.js";
 
 const hostOf = (url: string) => new URL(url).hostname;
 
@@ -60,5 +60,35 @@ describe("proxyFor", () => {
         HTTPS_PROXY: "http://proxy.corp:3128",
       }),
     ).toEqual({ proxy: "http://proxy.corp:3128" });
+  });
+});
+
+describe("agentProxy", () => {
+  // A proxy on this machine, so that only NO_PROXY decides the route.
+  const local = { HTTPS_PROXY: "http://127.0.0.1:3128" };
+
+  it.each(["::1", "[::1]", "[::1]:8787", "localhost,::1"])(
+    "takes NO_PROXY=%s to exempt http://[::1]:8787, as curl does, for Claude Code",
+    (noProxy) => {
+      // A URL writes an IPv6 host in brackets, a NO_PROXY entry either way.
+      expect(
+        agentProxy("http://[::1]:8787/v1/hooks/claude-code", "claude-code", { ...local, NO_PROXY: noProxy }),
+      ).toMatchObject({ used: false, exemptedBy: "NO_PROXY" });
+    },
+  );
+
+  it.each([
+    ["::2", "http://[::1]:8787/"],
+    ["[::1]:9999", "http://[::1]:8787/"],
+    ["::1", "http://127.0.0.1:8787/"],
+  ])("does not take NO_PROXY=%s to exempt %s", (noProxy, url) => {
+    expect(agentProxy(url, "claude-code", { ...local, NO_PROXY: noProxy })).toMatchObject({ used: true });
+  });
+
+  it("reads deepcode's NO_PROXY as its code does: [::1] exempts http://[::1], a bare ::1 does not", () => {
+    // deepcode compares NO_PROXY's entries with the URL's hostname, brackets and all.
+    const url = "http://[::1]:8787/v1/hooks/deepcode";
+    expect(agentProxy(url, "deepcode", { ...local, NO_PROXY: "[::1]" })).toMatchObject({ used: false });
+    expect(agentProxy(url, "deepcode", { ...local, NO_PROXY: "::1" })).toMatchObject({ used: true });
   });
 });
