@@ -166,16 +166,37 @@ describe("gatewayRequest", () => {
   });
 
   it.each([
+    ["a user name and password", "me:hunter2@", `Basic ${btoa("me:hunter2")}`],
+    // As curl and axios (Claude Code's http hooks) send it; undici sent none without a password.
+    ["a user name alone", "me@", `Basic ${btoa("me:")}`],
+    ["a user name and an empty password", "me:@", `Basic ${btoa("me:")}`],
+    ["a percent-encoded user name", "d%40corp:p%3Aw@", `Basic ${btoa("d@corp:p:w")}`],
+    ["no user name", "", undefined],
+  ])("sends the proxy's credentials for a proxy URL with %s", async (_, userinfo, credentials) => {
+    const url = await serve((_req, res) => res.end("{}"));
+    for (const target of [url, url.replace("http:", "https:")]) {
+      const proxy = await forwardProxy();
+      await gatewayRequest({
+        method: "GET",
+        url: `${target}/healthz`,
+        timeoutMs: 5000,
+        proxy: proxy.url.replace("//", `//${userinfo}`),
+      });
+      // In absolute form to an http gateway, on the CONNECT to an https one.
+      expect(proxy.credentials, target).toEqual([credentials]);
+    }
+  });
+
+  it.each([
     [
       "no user name",
       "",
       "give the proxy's user name and password in its URL (http://user:password@host:port)",
     ],
-    // undici sends Proxy-Authorization only with both.
     [
       "a user name alone",
       "me@",
-      "give the proxy's user name and password in its URL (http://user:password@host:port)",
+      "give the password after the user name in the proxy's URL (http://user:password@host:port): the user name alone was sent, with an empty password",
     ],
     [
       "a user name and password",

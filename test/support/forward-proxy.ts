@@ -6,16 +6,21 @@ import { whenDone } from "./temp.js";
 /**
  * A loopback forward proxy, as an agent's is: it passes on a request in absolute form (an http
  * URL's) and tunnels a CONNECT (an https one's), recording each (`POST http://…`, `CONNECT
- * host:port`); with `refuse`, it answers every request with that status instead.
+ * host:port`) and its Proxy-Authorization (`credentials`, undefined where none came); with
+ * `refuse`, it answers every request with that status instead.
  */
-export async function forwardProxy(refuse?: number): Promise<{ url: string; seen: string[] }> {
+export async function forwardProxy(
+  refuse?: number,
+): Promise<{ url: string; seen: string[]; credentials: (string | undefined)[] }> {
   const seen: string[] = [];
+  const credentials: (string | undefined)[] = [];
   const proxy = createServer((req, res) => {
     if (refuse !== undefined) {
       res.writeHead(refuse).end();
       return;
     }
     seen.push(`${req.method} ${req.url}`);
+    credentials.push(req.headers["proxy-authorization"]);
     const upstream = request(req.url ?? "", { method: req.method, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
@@ -29,6 +34,7 @@ export async function forwardProxy(refuse?: number): Promise<{ url: string; seen
       return;
     }
     seen.push(`CONNECT ${req.url}`);
+    credentials.push(req.headers["proxy-authorization"]);
     const [host, port] = (req.url ?? "").split(/:(?=\d+$)/);
     const upstream = connect(Number(port), host, () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
@@ -45,5 +51,5 @@ export async function forwardProxy(refuse?: number): Promise<{ url: string; seen
         proxy.close(resolve);
       }),
   );
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen };
+  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen, credentials };
 }

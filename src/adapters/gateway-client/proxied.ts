@@ -1,10 +1,11 @@
 /**
  * A gateway request through a forward proxy (`hookgate send` and `hookgate doctor` with
- * HTTPS_PROXY or HTTP_PROXY set, as the agent's http hooks go): undici's ProxyAgent, which sends the proxy URL's user name and
- * password as Proxy-Authorization. An http gateway's request goes to the proxy in absolute form,
- * as curl sends it, an https one's through a CONNECT tunnel: a proxy set as Squid is by default
- * refuses a CONNECT to any port but 443, and an http gateway listens on another (8787). Loaded
- * only when a proxy is used: undici costs a command hook's run about 70 ms to load.
+ * HTTPS_PROXY or HTTP_PROXY set, as the agent's http hooks go): undici's ProxyAgent, sending the
+ * proxy URL's user name and password as Proxy-Authorization (proxyCredentials). An http
+ * gateway's request goes to the proxy in absolute form, as curl sends it, an https one's through
+ * a CONNECT tunnel: a proxy set as Squid is by default refuses a CONNECT to any port but 443, and
+ * an http gateway listens on another (8787). Loaded only when a proxy is used: undici costs a
+ * command hook's run about 70 ms to load.
  */
 import { isIP } from "node:net";
 import { setFlagsFromString } from "node:v8";
@@ -29,7 +30,12 @@ export async function proxiedRequest(
   const via = `through the proxy ${shownProxy}`;
   let agent: ProxyAgent;
   try {
-    agent = new ProxyAgent({ uri: proxy, proxyTunnel: false, clientFactory: proxyClient });
+    agent = new ProxyAgent({
+      uri: proxy,
+      proxyTunnel: false,
+      clientFactory: proxyClient,
+      ...proxyCredentials(proxy),
+    });
   } catch (e) {
     return { ok: false, error: `the proxy ${withoutUserinfo(proxy)} is not usable: ${errorMessage(e)}` };
   }
@@ -101,14 +107,28 @@ function proxyClient(origin: URL, options: object): Pool {
 }
 
 /**
- * What to change of a proxy that answered 407: the credentials its URL gives, where it gives both
- * (undici sends them only then, as Basic), else to give them.
+ * The Proxy-Authorization for the user name and password of the proxy's URL, as Basic: for a user
+ * name alone too, with an empty password, as curl and axios (Claude Code's http hooks) send it.
+ * undici's own sends nothing unless both are given, and the proxy's 407 then sent its user to
+ * add a user name that was there.
+ */
+function proxyCredentials(proxy: string): { token?: string } {
+  const { username, password } = new URL(proxy);
+  if (!username) return {};
+  const pair = `${decodeURIComponent(username)}:${decodeURIComponent(password)}`;
+  return { token: `Basic ${Buffer.from(pair).toString("base64")}` };
+}
+
+/**
+ * What to change of a proxy that answered 407: the credentials its URL gives, the password where
+ * it gives a user name alone, else to give them.
  */
 function proxyAuthFix(proxy: string): string {
   const { username, password } = new URL(proxy);
-  return username && password
+  if (!username) return "give the proxy's user name and password in its URL (http://user:password@host:port)";
+  return password
     ? "check the user name and password in the proxy's URL, sent as Basic authentication (a proxy that asks for NTLM or Kerberos needs a local one, such as cntlm, in front of it)"
-    : "give the proxy's user name and password in its URL (http://user:password@host:port)";
+    : "give the password after the user name in the proxy's URL (http://user:password@host:port): the user name alone was sent, with an empty password";
 }
 
 /** undici's message and code, then its cause's (ECONNREFUSED from the proxy's own address), on one line. */
