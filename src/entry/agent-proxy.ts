@@ -38,6 +38,8 @@ export function agentProxy(
   readonly ignored?: string;
   /** Why Claude Code 2.1.112 and earlier go through the proxy where the current release does not. */
   readonly older?: string;
+  /** NO_PROXY holds a `*`, which deepcode reads as no host, not as every host. */
+  readonly starIgnored?: true;
 } {
   const url = new URL(hookUrl);
   const host = url.hostname.toLowerCase();
@@ -45,15 +47,18 @@ export function agentProxy(
     const proxy = env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY;
     if (!proxy) return { used: false };
     const name = env.NO_PROXY === undefined && env.no_proxy !== undefined ? "no_proxy" : "NO_PROXY";
-    const exempts = (env[name] ?? "")
+    const entries = (env[name] ?? "")
       .split(",")
       .map((entry) => entry.trim().toLowerCase())
-      .filter((entry) => entry !== "")
-      .some((entry) => {
-        const domain = entry.replace(/^\*?\.?/, "");
-        return host === domain || host.endsWith(`.${domain}`) || host === entry;
-      });
-    return exempts ? { used: false, exemptedBy: name } : { used: true, proxy, noProxy: name };
+      .filter((entry) => entry !== "");
+    const exempts = entries.some((entry) => {
+      const domain = entry.replace(/^\*?\.?/, "");
+      return host === domain || host.endsWith(`.${domain}`) || host === entry;
+    });
+    if (exempts) return { used: false, exemptedBy: name };
+    return entries.includes("*")
+      ? { used: true, proxy, noProxy: name, starIgnored: true }
+      : { used: true, proxy, noProxy: name };
   }
   const source = (["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] as const).find(
     (name) => env[name],

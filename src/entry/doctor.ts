@@ -285,7 +285,12 @@ function routeText(
     } catch {
       host = withoutUserinfo(via.proxy);
     }
-    return `through the proxy ${host}, as its http hooks go`;
+    const read = agentProxy(hookUrl, dialect, env);
+    // Its user set NO_PROXY=* for no proxy at all, and would read a fix to list the host there as done.
+    const star = read.starIgnored
+      ? ` (deepcode reads no * in ${read.noProxy}: name the host there, ${new URL(hookUrl).hostname}, for it to connect directly)`
+      : "";
+    return `through the proxy ${host}, as its http hooks go${star}`;
   }
   if (!agentClient(dialect)) return "direct";
   const why = directWhy(

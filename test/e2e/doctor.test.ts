@@ -360,6 +360,24 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     );
   });
 
+  it("says that deepcode reads no * in NO_PROXY, where its hooks, and so the checks, go through the proxy", async () => {
+    // deepcode drops an entry's leading * and matches what is left, no host: the "no proxy at
+    // all" of curl and Claude Code leaves its hooks on the proxy, and a fix to add the host to
+    // NO_PROXY read as done already.
+    const proxy = await forwardProxy();
+    const hookUrl = `${server.url}/v1/hooks/deepcode`;
+    const host = new URL(server.url).hostname;
+    const run = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: proxy.url,
+      NO_PROXY: "*",
+    });
+    expect(run.stdout.split("\n")[0]).toBe(
+      `hookgate doctor: gateway ${server.url}, hook ${hookUrl} (deepcode), through the proxy ${new URL(proxy.url).host}, as its http hooks go (deepcode reads no * in NO_PROXY: name the host there, ${host}, for it to connect directly)`,
+    );
+    expect(proxy.seen).toHaveLength(3);
+  });
+
   it("fails a proxy check when the agent would post to this machine's loopback through a proxy on another", async () => {
     // The proxy connects to its own loopback: the hook fails open in the agent, and this command,
     // which takes the agent's route, checks nothing of the gateway through it.
