@@ -223,4 +223,23 @@ describe("README's output of the example policy", () => {
       `README.md shows another hash than examples/policy.json's: write ${hash} in the Quick start's doctor output ("✓ gateway answers: GET /healthz 200, policy ${hash}") and in the audit line's example ("policy":"${hash}")`,
     ).toEqual({ doctor: hash, audit: hash });
   });
+
+  // The replay example's candidate is examples/policy.json with one rule changed, so every edit of
+  // the example changes its hash too, and the report README shows must change with it.
+  it("shows the hash the replay example's candidate has now", async () => {
+    const { loadPolicyFile } = await import("../../src/adapters/policy-source/file.js");
+    const { sha256 } = await import("../support/policy.js");
+    const path = "test/fixtures/replay/policy.candidate.json";
+    const loaded = await loadPolicyFile(join(ROOT, path), { env: () => undefined, sha256 });
+    expect(loaded.ok ? undefined : loaded.error, `${path} does not load`).toBeUndefined();
+    const hash = loaded.ok ? loaded.value.policy.hash : "";
+    const shown =
+      /replayed 13 records against test\/fixtures\/replay\/policy\.candidate\.json \(policy ([0-9a-f]{16})\)/.exec(
+        README,
+      )?.[1];
+    expect(
+      shown,
+      `README.md's replay report shows another hash than ${path}'s: write ${hash} in its first line`,
+    ).toBe(hash);
+  });
 });
