@@ -35,6 +35,7 @@ import {
   tokenFromEnv,
   unsendableToken,
 } from "./send.js";
+import { shellQuote } from "./shell-word.js";
 import { UsageError } from "./usage-error.js";
 
 const EXPECTATIONS = ["deny", "allow", "ask", "defer", "none"] as const;
@@ -198,6 +199,7 @@ export async function doctorCommand(
   const blank = env[dialect.startsWith("deepagents") ? "HOOKGATE_AUTH" : "HOOKGATE_TOKEN"] !== undefined;
   print(checkToken(orFix(whoami, viaFix), token?.name, dialect, blank));
 
+  const body = JSON.stringify(sampleEvent(dialect, command));
   const sample = await gatewayRequest({
     method: "POST",
     url: hookUrl,
@@ -206,11 +208,11 @@ export async function doctorCommand(
       "x-hookgate-timeout": String(seconds),
       ...authorization,
     },
-    body: JSON.stringify(sampleEvent(dialect, command)),
+    body,
     timeoutMs,
     ...via,
   });
-  print(checkSample(orFix(sample, viaFix), { command, expect, dialect, hookUrl }));
+  print(checkSample(orFix(sample, viaFix), { command, expect, dialect, hookUrl, body }));
   return checks.every((c) => c.ok) ? 0 : 1;
 }
 
@@ -531,7 +533,7 @@ function checkToken(
 
 function checkSample(
   result: GatewayResult,
-  sample: { command: string; expect: Expectation; dialect: string; hookUrl: string },
+  sample: { command: string; expect: Expectation; dialect: string; hookUrl: string; body: string },
 ): Check {
   // The legacy route's sample is deepagents' own tool.use of its execute tool (sampleEvent).
   const event = sample.dialect === "deepagents-legacy" ? "tool.use execute" : "PreToolUse Bash";
@@ -571,7 +573,9 @@ function checkSample(
     line: `${what} → ${got}, expected ${sample.expect}`,
     fix: legacy
       ? "deepagents legacy hooks never get a decision back: pass --expect none to check that the gateway answers them, or run doctor with a /v1/hooks/deepagents or /v1/hooks/claude-code URL"
-      : `the policy does not decide this as expected: hookgate simulate --policy FILE --client ${sample.dialect} EVENT.json shows which rules apply (or pass --expect ${answer.decision} if the policy is right)`,
+      : // The sample itself, ready to paste: an EVENT.json left to write sent its reader to guess
+        // the event's fields. printf, not echo, which reads a JSON escape's backslash in sh.
+        `the policy does not decide this as expected (or pass --expect ${answer.decision} if the policy is right); to see which rules apply to the sample, run: printf '%s' ${shellQuote(sample.body)} | hookgate simulate --policy FILE --client ${sample.dialect} -`,
   };
 }
 

@@ -1,4 +1,5 @@
 /** `hookgate doctor` against a running gateway: each check with ✓ or ✗ and a fix. */
+import { spawnSync } from "node:child_process";
 import { copyFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -7,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doctorCommand, type Resolve } from "../../src/entry/doctor.js";
 import { forwardProxy } from "../support/forward-proxy.js";
 import { refusingPort } from "../support/loopback.js";
-import { ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
 
 const TOKEN = "hookgate-dev-token";
@@ -677,6 +678,34 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(checks.slice(0, 2).every((l) => l.startsWith("✓ "))).toBe(true);
     expect(checks[2]).toMatch(/^✗ sample PreToolUse Bash "rm -rf \/" → deny .*expected allow$/);
     expect(result.stdout).toMatch(/fix: .*hookgate simulate/);
+  });
+
+  it("gives the simulate command that shows why, with the sample it sent, ready to run", async () => {
+    // A command holding a quote and a backslash, which the printed command must carry as sent.
+    const command = `rm -rf / # it's "done" \\n`;
+    const result = await runCli(
+      ["doctor", "--url", server.url, "--expect", "allow", "--command", command],
+      "",
+      {
+        HOOKGATE_TOKEN: TOKEN,
+      },
+    );
+    expect(result.code).toBe(1);
+    const run = /run: (.*)$/m.exec(result.stdout)?.[1] ?? "";
+    expect(run, result.stdout).toMatch(
+      /^printf '%s' .* \| hookgate simulate --policy FILE --client claude-code -$/,
+    );
+    // Run as printed, by sh, with FILE and hookgate filled in.
+    const line = run.replace("| hookgate ", '| "$1" "$2" ').replace("--policy FILE", '--policy "$3"');
+    const shell = spawnSync("sh", ["-c", line, "sh", process.execPath, BIN, "examples/policy.json"], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: childEnv({ HOOKGATE_TOKEN: TOKEN }),
+    });
+    expect(shell.status, shell.stderr).toBe(0);
+    expect(shell.stdout).toContain("+ no-rm-root [enforce]");
+    // The sample arrived whole, as JSON (a quote or backslash lost on the way is MALFORMED_JSON).
+    expect(shell.stdout).not.toContain("MALFORMED_JSON");
   });
 
   it("fails the first check, with how to start the gateway, when nothing answers", async () => {
