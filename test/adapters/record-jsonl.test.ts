@@ -24,6 +24,14 @@ describe("the record file", () => {
     expect(JSON.parse(text)).toEqual(record);
   });
 
+  it("says that a file's folder does not exist, since it makes the file but never its folder", () => {
+    const dir = tempDir("record");
+    const path = join(dir, "records", "traffic.jsonl");
+    expect(() => createJsonlRecorder(path, { log: () => undefined })).toThrow(
+      `cannot record to ${path} (ENOENT: no such file or directory, open '${path}'); its folder ${join(dir, "records")} does not exist: make it first, or pass --record with a file in a folder that does`,
+    );
+  });
+
   it("drops records past its limit while the file takes none, says how many, and loses no other", async () => {
     const dir = tempDir("record");
     const fifo = join(dir, "records.jsonl");

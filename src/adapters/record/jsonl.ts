@@ -8,8 +8,9 @@
  * nobody reads) holds at most RECORD_BACKLOG_LIMIT_BYTES of them in memory: past that, records are
  * dropped until it takes them again, which is logged when it starts and when it ends.
  */
-import { constants, createWriteStream, fstatSync, openSync } from "node:fs";
+import { constants, createWriteStream, existsSync, fstatSync, openSync } from "node:fs";
 import { Socket } from "node:net";
+import { dirname } from "node:path";
 import type { Writable } from "node:stream";
 import type { Recorder } from "../../app/handle-hook.js";
 import { errorMessage } from "../../core/errors.js";
@@ -61,7 +62,12 @@ export function createJsonlRecorder(
       fd = running ? openRunning() : openSync(path, "a", 0o600);
     } catch (e) {
       const why = errorMessage(e);
-      throw new Error(`cannot record to ${path} (${why}); pass --record with a writable file`);
+      // The file is made, its folder never: "pass a writable file" left the folder to be guessed.
+      const fix =
+        (e as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(dirname(path))
+          ? `its folder ${dirname(path)} does not exist: make it first, or pass --record with a file in a folder that does`
+          : "pass --record with a writable file";
+      throw new Error(`cannot record to ${path} (${why}); ${fix}`);
     }
     const opened = fifo(fd)
       ? new Socket({ fd, readable: false, writable: true })
