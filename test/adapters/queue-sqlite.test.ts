@@ -4,9 +4,11 @@
  * what a dead process held, a file made before its columns opened by two processes at once opens
  * in both, and a path it cannot open fails with an error that names it.
  */
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from "vitest";
 import {
@@ -1085,6 +1087,45 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
     expect(await retried).toBe(true);
     expect(waits.filter((w) => w === "settled")).toEqual(["settled"]);
     expect(waits.at(-1)).toBe("settled");
+  });
+
+  it("waits out the process's file size limit too, which SQLite tells as a write error, not a full disk (built dist/)", async () => {
+    // A child whose files may not pass 1 MiB (RLIMIT_FSIZE, as ulimit -f, systemd's LimitFSIZE=
+    // or a user's disk quota): the write fails with EFBIG, which SQLite says is
+    // SQLITE_IOERR_WRITE, not SQLITE_FULL. The settle was given up at once, and the job sent
+    // again when its lease ran out. Its clock stands still: the lease never ends.
+    const child = `
+      const [queueModule, path] = process.argv.slice(1);
+      const { createSqliteQueue } = await import(queueModule);
+      const queue = createSqliteQueue({
+        path,
+        owner: "serve",
+        now: () => 1_700_000_000_000,
+        onSettleWait: (e) => console.log(e === undefined ? "settled" : "waits " + e.code),
+      });
+      await queue.send([{ id: "a", body: { n: 1 } }]);
+      const [message] = await queue.receive(1, 60_000);
+      const outcome = await queue.retry(message, 0, "x".repeat(2_000_000)).then(
+        (changed) => "retried " + changed,
+        (e) => "given up " + e.code,
+      );
+      console.log(outcome);
+      console.log("jobs " + queue.stats().jobs);
+      await queue.close();`;
+    const module = new URL("../../dist/adapters/queue/sqlite.js", import.meta.url).href;
+    const run = spawn(
+      "prlimit",
+      ["--fsize=1048576:unlimited", process.execPath, "--input-type=module", "-e", child, module, path],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const lines: string[] = [];
+    for await (const line of createInterface({ input: run.stdout })) {
+      lines.push(line);
+      // Room is made: the limit raised on the running process.
+      if (line.startsWith("waits "))
+        expect(spawnSync("prlimit", ["--pid", String(run.pid), "--fsize=unlimited"]).status).toBe(0);
+    }
+    expect(lines).toEqual(["waits SQLITE_IOERR_WRITE", "settled", "retried true", "jobs 1"]);
   });
 });
 

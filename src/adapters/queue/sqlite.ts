@@ -185,12 +185,16 @@ export const SHORT_BUSY_MS = REPLAY_SLICE_MS + REPLAY_PAUSE_MS;
 
 /**
  * A failure that passes without anything done here, so a settle waits it out: another connection
- * held the file locked past the busy timeout, or the disk was full (or the process's file size
- * limit reached: SQLite says SQLITE_FULL for both), and room is made.
+ * held the file locked past the busy timeout, or a write found no room and room is made. SQLite
+ * says SQLITE_FULL for a full disk (ENOSPC) alone; a user's quota (EDQUOT) or the process's file
+ * size limit (EFBIG: ulimit -f, systemd's LimitFSIZE=) fails the write with SQLITE_IOERR_WRITE,
+ * as a failing disk's EIO does, which SQLite does not tell apart. Waited out too: given up at
+ * once, the job was sent again when its lease ran out, which is also all a failing disk's wait
+ * costs.
  */
 const passes = (e: unknown): boolean => {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED|FULL)/.test(code);
+  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED|FULL|IOERR_WRITE$)/.test(code);
 };
 
 // `visible_at` is when a job may next be received: its ready time, or while leased the end of
