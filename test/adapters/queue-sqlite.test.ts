@@ -16,6 +16,7 @@ import {
   partialCopy,
   type QueueClockStep,
   type QueueDeadLettered,
+  SHORT_BUSY_MS,
   type SqliteQueue,
   STOPPED_DELIVERING,
   WAL_LIMIT_BYTES,
@@ -938,10 +939,35 @@ function openWithConnection(options: Omit<Parameters<typeof createSqliteQueue>[0
   const db = connection;
   return {
     queue,
+    connection: db,
     /** No page more than the file has now: a write that needs one fails, SQLITE_FULL. */
     fillDisk: () => db.pragma(`max_page_count = ${db.pragma("page_count", { simple: true })}`),
     makeRoom: () => db.pragma("max_page_count = 1073741823"),
   };
+}
+
+/**
+ * The busy timeout `connection` has in force as each of its statements runs while `body` does,
+ * read back from SQLite: how long each would wait for another process's lock.
+ */
+async function busyTimeoutsAsStatementsRun(
+  connection: Database.Database,
+  body: () => Promise<void>,
+): Promise<number[]> {
+  const statement = Object.getPrototypeOf(connection.prepare("SELECT 1")) as Database.Statement;
+  const run = statement.run;
+  const seen: number[] = [];
+  statement.run = function (this: Database.Statement, ...args: Parameters<typeof run>) {
+    if (this.database === connection)
+      seen.push(connection.pragma("busy_timeout", { simple: true }) as number);
+    return run.apply(this, args);
+  };
+  try {
+    await body();
+  } finally {
+    statement.run = run;
+  }
+  return seen;
 }
 
 describe("sqlite queue, a delivery settled on a full disk", () => {
@@ -1053,6 +1079,38 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
     expect(await second).toBe(true);
     expect(await retried).toBe(true);
   }, 20_000);
+
+  it.each(settles)(
+    "%s: waits for a lock a moment on its first try too, and puts the busy timeout back, also when it fails",
+    async (_kind, settle) => {
+      // Only a settle tried again, or made while another waited, waited SHORT_BUSY_MS: the first
+      // on a freshly locked file waited out the whole busy timeout (5 s in serve), and so did
+      // each one made in the same turn before the first had failed. Read back as each statement
+      // runs: the busy timeout in force then.
+      const waits: unknown[] = [];
+      const { queue, connection, fillDisk, makeRoom } = openWithConnection({
+        owner: "serve",
+        now: () => clock,
+        busyTimeoutMs: 60_000,
+        onSettleWait: (error) => waits.push(error),
+      });
+      await queue.send([{ id: "a", body: { n: 1 } }]);
+      const [message] = await queue.receive(1, 60_000);
+      if (!message) throw new Error("nothing received");
+      const busyTimeout = () => connection.pragma("busy_timeout", { simple: true });
+      const seen = busyTimeoutsAsStatementsRun(connection, async () => {
+        fillDisk();
+        const settled = settle(queue, message);
+        // Failed on the full disk, inside the short wait: the full one is back.
+        await until(() => waits.length > 0);
+        expect(busyTimeout()).toBe(60_000);
+        makeRoom();
+        expect(await settled).toBe(true);
+      });
+      expect(new Set(await seen)).toEqual(new Set([SHORT_BUSY_MS]));
+      expect(busyTimeout()).toBe(60_000);
+    },
+  );
 
   it("tells the wait over only once no settle waits, not when the first of two goes in", async () => {
     // One flag for every settle: the ack that went in told the wait over (serve's /healthz said

@@ -175,8 +175,8 @@ const REPLAY_READ_ROWS = 50;
 /** How long a settle that failed on a lock or a full disk waits before it is tried again. */
 const SETTLE_RETRY_MS = 1000;
 /**
- * How long a settle tried again waits for another process's lock, at most, and every call once
- * `stopWaiting` was called: each waiting out the whole busy timeout (5 s in `serve`), ten
+ * How long a retry, hold or dead letter waits for another process's lock, at most, and every call
+ * once `stopWaiting` was called: each waiting out the whole busy timeout (5 s in `serve`), ten
  * deliveries settled one after another on a locked file held the thread 50 s at a time, its
  * messages (a stop) unread, and a stop took past its 30 s. A replay's slice and pause together:
  * a `dlq replay` running meanwhile lets each call in at its next pause.
@@ -802,11 +802,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
    * waiting, and are given up at once. Only this queue leases its jobs again, and only once their
    * leases end, so a settle that goes in before then settles that delivery.
    */
-  const settling = async <R>(receipt: string, run: (brief: boolean) => Promise<R>): Promise<R> => {
+  const settling = async <R>(receipt: string, run: () => Promise<R>): Promise<R> => {
     for (;;) {
       try {
-        // One waiting (this one tried again, or another) tells the lock is held or the disk full.
-        const settled = await run(settlesWaiting.size > 0);
+        const settled = await run();
         leaseEnds.delete(receipt);
         settlesWaiting.delete(receipt);
         if (toldWaiting && settlesWaiting.size === 0) {
@@ -825,22 +824,25 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       }
     }
   };
-  /** The busy timeout in force: SHORT_BUSY_MS at most once `stopWaiting` was called. */
-  let busyMs = busyTimeoutMs;
+  const shortBusyMs = Math.min(busyTimeoutMs, SHORT_BUSY_MS);
+  /** The busy timeout in force: the short one once `stopWaiting` was called. */
+  const busyMs = () => (stopped.signal.aborted ? shortBusyMs : busyTimeoutMs);
   /**
-   * `run`, a settle's statements, waiting for a lock SHORT_BUSY_MS at most if `brief` (tried
-   * again, or while another settle waits): the second between two tries is its wait, and ten
-   * waiting the whole busy timeout one after another held the thread for ten of them at a time.
-   * Sets numbers, taking no lock.
+   * `run`, the statements of a retry, a hold or a dead letter, waiting for a lock SHORT_BUSY_MS at
+   * most: tried again each second until its lease would end, a settle has that second for its
+   * wait. Ten waiting the whole busy timeout one after another held the thread for ten of them at
+   * a time; and made brief only once one waited, the first on a freshly locked file still waited
+   * it out, as did each made in the same turn before that one had failed. An ack goes in the
+   * turn's commit (`commitWaiting`) and waits as its sends and leases do. Sets numbers, taking no
+   * lock.
    */
-  const briefly = <R>(brief: boolean, run: () => R): R => {
-    const short = Math.min(busyMs, SHORT_BUSY_MS);
-    if (!brief || short === busyMs) return run();
-    db.pragma(`busy_timeout = ${short}`);
+  const briefly = <R>(run: () => R): R => {
+    if (busyMs() === shortBusyMs) return run();
+    db.pragma(`busy_timeout = ${shortBusyMs}`);
     try {
       return run();
     } finally {
-      if (db.open) db.pragma(`busy_timeout = ${busyMs}`);
+      if (db.open) db.pragma(`busy_timeout = ${busyMs()}`);
     }
   };
   /** Waits before a settle that failed on `error` is tried again; false if `stopWaiting` ended it. */
@@ -884,9 +886,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     stopWaiting() {
       stopped.abort();
-      busyMs = Math.min(busyTimeoutMs, SHORT_BUSY_MS);
       // Sets a number, taking no lock: no call to announce (`beforeCall`).
-      if (db.open) db.pragma(`busy_timeout = ${busyMs}`);
+      if (db.open) db.pragma(`busy_timeout = ${busyMs()}`);
     },
 
     stats() {
@@ -930,11 +931,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     retry(message, delayMs, error) {
-      return settling(message.receipt, async (brief) => {
+      return settling(message.receipt, async () => {
         const visibleAt = now() + ms(delayMs);
         return naming(() =>
           briefly(
-            brief,
             () => release.run({ id: message.id, receipt: message.receipt, visibleAt, error }).changes > 0,
           ),
         );
@@ -943,11 +943,10 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
 
     hold(message, delayMs, reason, options) {
       const added = options?.addsHold === false ? 0 : 1;
-      return settling(message.receipt, async (brief) => {
+      return settling(message.receipt, async () => {
         const visibleAt = now() + ms(delayMs);
         return naming(() =>
           briefly(
-            brief,
             () =>
               holdLeased.run({ id: message.id, receipt: message.receipt, visibleAt, error: reason, added })
                 .changes > 0,
@@ -957,8 +956,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     },
 
     deadLetter(message, error) {
-      return settling(message.receipt, async (brief) =>
-        naming(() => briefly(brief, () => moveToDead.immediate(message, error))),
+      return settling(message.receipt, async () =>
+        naming(() => briefly(() => moveToDead.immediate(message, error))),
       );
     },
 
