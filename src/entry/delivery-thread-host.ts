@@ -226,8 +226,8 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     options.metrics.set("hookgate_delivery_thread_up", 0);
     let heardAt = spawnedAt;
     /**
-     * Set once this thread is given up for not responding: its exit starts no other, and its
-     * failing to start (ended inside a SQLite call) is not told again.
+     * Set once this thread is given up for not responding: its exit starts no other, and of what
+     * it says until it is ended only its log lines and counts are taken (`thread.on("message")`).
      */
     let abandoned = false;
     /** This thread said it could not start (after the first start): why it is down. */
@@ -276,6 +276,10 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
     watch(silenceMs);
     thread.on("message", (message: FromDeliveryThread) => {
       heardAt = performance.now();
+      // Given up, it may still speak as the call it was stuck in ends: its failing to start or its
+      // trouble ("being ended"), its heartbeat's gauges (read NaN), which set it up again while
+      // none ran. Only what it logged and counted is its own to tell.
+      if (abandoned && message.kind !== "report") return;
       if (message.kind === "report") {
         if (message.lines !== "") options.lines.write(message.lines);
         for (const [name, labels] of message.counts) options.metrics.increment(name, labels);
@@ -284,14 +288,14 @@ export function startDeliveryThread(options: DeliveryThreadOptions): Promise<Del
         options.metrics.set("hookgate_delivery_thread_up", 1);
         for (const [name, value] of Object.entries(message.values)) options.metrics.set(name, value);
       } else if (message.kind === "trouble") {
-        if (!abandoned) trouble = message.trouble;
+        trouble = message.trouble;
       } else if (message.kind === "ready") {
         down = undefined;
         start?.resolve();
         start = undefined;
       } else if (message.kind === "failed") {
         if (start) start.reject(new Error(message.error));
-        else if (!abandoned) {
+        else {
           options.logger.log("error", "the delivery thread could not start", {
             error: message.error,
             ...(message.fix !== undefined && { fix: message.fix }),

@@ -913,4 +913,45 @@ describe("startDeliveryThread", () => {
     expect(lines).toEqual(["said\n"]);
     expect(logs).toEqual([]);
   });
+
+  it("keeps hookgate_delivery_thread_up at 0 when a thread it gave up sends its gauges as its call ends", async () => {
+    // As the real thread stuck in a SQLite call past six heartbeats: the call's end finds it is
+    // being ended, its next heartbeat's reads fail, and it posts its gauges (NaN) all the same
+    // before it is ended. They set the thread up again, and the gauges NaN, while none ran
+    // until the next one started. The thread started again only beats: it never is up.
+    const dataDir = tempDir("thread");
+    const script = standIn(`
+      import { existsSync, writeFileSync } from "node:fs";
+      import { workerData } from "node:worker_threads";
+      const again = workerData.dataDir + "/started-once";
+      parentPort.on("message", (message) => {
+        if (message.kind === "stop") process.exit(0);
+      });
+      if (existsSync(again)) setInterval(() => parentPort.postMessage({ kind: "beat" }), 10);
+      else {
+        writeFileSync(again, "");
+        parentPort.postMessage({ kind: "ready" });
+        parentPort.postMessage({ kind: "gauges", values: { hookgate_queue_jobs: 3 } });
+        setTimeout(() => {
+          const calls = new Int32Array(workerData.calls);
+          Atomics.store(calls, 0, ${IN_CALL});
+          while (Atomics.load(calls, 1) !== 1) {}
+          Atomics.store(calls, 0, ${ENDING});
+          parentPort.postMessage({ kind: "trouble", trouble: { delivery: "failing", error: "being ended" } });
+          parentPort.postMessage({ kind: "gauges", values: { hookgate_queue_jobs: NaN } });
+          parentPort.postMessage({ kind: "report", lines: "said\\n", counts: [] });
+        }, 0);
+      }
+    `);
+    // Silent for 6 s, not the 300 ms of a heartbeat of 50: a thread started on a busy host is
+    // not given up before it has said it is ready.
+    const { lines, metrics, start } = harness(script, dataDir, FIRST, 1000);
+    const thread = await start();
+    await until(() => lines.length > 0);
+    expect(lines).toEqual(["said\n"]);
+    expect(metrics.render()).toContain("hookgate_delivery_thread_up 0\n");
+    expect(metrics.render()).toContain("hookgate_queue_jobs 3\n");
+    expect(thread.trouble()).toMatchObject({ delivery: "restarting" });
+    await thread.stop();
+  });
 });
