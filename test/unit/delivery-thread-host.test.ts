@@ -907,7 +907,9 @@ describe("startDeliveryThread", () => {
       parentPort.postMessage({ kind: "report", lines: "said\\n", counts: [] });
       Atomics.store(calls, 0, ${ENDING});
     `);
-    const { lines, logs, start } = harness(script, "unused", FIRST, 50);
+    // Silent for 6 s, not the 300 ms of a heartbeat of 50: on a busy host a thread not yet
+    // running after 300 ms was ended before it entered its call, and said nothing at all.
+    const { lines, logs, start } = harness(script, "unused", FIRST, 1000);
     await expect(start()).rejects.toThrow("before it was ready");
     await until(() => lines.length > 0);
     expect(lines).toEqual(["said\n"]);
