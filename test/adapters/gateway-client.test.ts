@@ -12,6 +12,7 @@ import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest } from "../../src/adapters/gateway-client/node.js";
 import { forwardProxy } from "../support/forward-proxy.js";
 import { whenDone } from "../support/temp.js";
+import { httpsServer, SERVER_TLS } from "../support/tls.js";
 
 /** A loopback server answering with `handle`; its base URL. */
 async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
@@ -185,6 +186,67 @@ describe("gatewayRequest", () => {
       // In absolute form to an http gateway, on the CONNECT to an https one.
       expect(proxy.credentials, target).toEqual([credentials]);
     }
+  });
+
+  it.each([
+    ["directly", false],
+    ["through an http proxy's tunnel", true],
+  ])(
+    "says a gateway certificate signed by a CA Node does not trust is fixed with NODE_EXTRA_CA_CERTS, %s",
+    async (_, proxied) => {
+      // A private CA's server that sends no chain fails as UNABLE_TO_VERIFY_LEAF_SIGNATURE, which
+      // names no CERT: it got no fix, and doctor sent its user to start a gateway that ran.
+      const port = await httpsServer((_req, res) => res.end("{}"));
+      const proxy = proxied ? await forwardProxy() : undefined;
+      const result = await gatewayRequest({
+        method: "GET",
+        url: `https://127.0.0.1:${port}/healthz`,
+        timeoutMs: 5000,
+        ...(proxy && { proxy: proxy.url }),
+      });
+      expect(result).toEqual({
+        ok: false,
+        error: `TLS to 127.0.0.1:${port} failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE)${proxy ? ` (through the proxy ${proxy.url})` : ""}`,
+        fix: "if a proxy inspects TLS, or the gateway's certificate comes from a private CA, set NODE_EXTRA_CA_CERTS to the path of that CA's certificate file (PEM) in the shell that runs hookgate and the agent: Node reads it only as it starts",
+      });
+    },
+  );
+
+  it.each(["http", "https"])(
+    "says an https proxy's own certificate is not trusted, naming the proxy and not the %s gateway behind it",
+    async (scheme) => {
+      // This process does not trust the test CA: the proxy's handshake fails before any CONNECT.
+      // Said before as undici's raw line, or as the gateway's TLS, whose user then looked at the gateway.
+      const proxy = await forwardProxy(undefined, SERVER_TLS);
+      const result = await gatewayRequest({
+        method: "GET",
+        url: `${scheme}://127.0.0.1:9/healthz`,
+        timeoutMs: 5000,
+        proxy: proxy.url,
+      });
+      expect(proxy.seen).toEqual([]);
+      expect(result).toEqual({
+        ok: false,
+        error: `TLS to ${new URL(proxy.url).host} failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE) (the proxy ${proxy.url})`,
+        fix: "if a proxy inspects TLS, or the proxy's certificate comes from a private CA, set NODE_EXTRA_CA_CERTS to the path of that CA's certificate file (PEM) in the shell that runs hookgate and the agent: Node reads it only as it starts",
+      });
+    },
+  );
+
+  it("says a proxy given as https:// that speaks plain http is the proxy's mistake, with its fix", async () => {
+    const proxy = await forwardProxy();
+    const https = proxy.url.replace("http:", "https:");
+    const result = await gatewayRequest({
+      method: "GET",
+      url: "https://127.0.0.1:9/healthz",
+      timeoutMs: 5000,
+      proxy: https,
+    });
+    expect(result).toEqual({
+      ok: false,
+      error: `TLS to ${new URL(proxy.url).host} failed (wrong version number): the server may speak plain http (try http://) (the proxy ${https})`,
+      fix: "use http:// in the proxy's URL (HTTPS_PROXY or HTTP_PROXY): the proxy speaks plain http, and a CONNECT tunnel still carries the gateway's https",
+    });
   });
 
   it.each([

@@ -41,11 +41,11 @@ function tableNames(text: string): string[] {
 describe("README's table of codes", () => {
   /**
    * UPPER_SNAKE string literals that are not hookgate's codes: environment variables and bindings,
-   * the proxy variables, Node's (its HTTP parser's too), SQLite's and undici's error codes, and the variable names masking and the shell
+   * the proxy variables, Node's (its HTTP parser's too), OpenSSL's certificate checks', SQLite's and undici's error codes, and the variable names masking and the shell
    * rules read.
    */
   const NOT_CODES =
-    /^(HOOKGATE_|ERR_|HPE_|SQLITE_|UND_ERR_|LC_|GIT_|RUST_)|^(CGO_ENABLED|EAI_AGAIN|FORCE_COLOR|HTTP_PROXY|HTTPS_PROXY|NO_PROXY|NODE_ENV|NO_COLOR|TAR_OPTIONS)$/;
+    /^(HOOKGATE_|ERR_|HPE_|CERT_|UNABLE_TO_|SQLITE_|UND_ERR_|LC_|GIT_|RUST_)|^(CGO_ENABLED|EAI_AGAIN|FORCE_COLOR|HTTP_PROXY|HTTPS_PROXY|NO_PROXY|NODE_ENV|NO_COLOR|TAR_OPTIONS)$/;
   const literals = (text: string) =>
     [...text.matchAll(/"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"/g)].map((m) => m[1] as string);
   const codes = new Set(SOURCES.flatMap(literals).filter((name) => !NOT_CODES.test(name)));

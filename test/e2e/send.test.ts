@@ -13,6 +13,7 @@ import { forwardProxy } from "../support/forward-proxy.js";
 import { refusingPort } from "../support/loopback.js";
 import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { whenDone } from "../support/temp.js";
+import { httpsServer, SERVER_CERT_NAMES, SERVER_TLS, TEST_CA_FILE } from "../support/tls.js";
 
 const TOKEN = "hookgate-dev-token";
 const FIXTURES = join(ROOT, "test/fixtures/onboarding");
@@ -307,6 +308,37 @@ describe("hookgate send", { timeout: 90_000 }, () => {
       "(HTTP 407 Proxy Authentication Required): check the user name and password in the proxy's URL, sent as Basic authentication (a proxy that asks for NTLM or Kerberos needs a local one, such as cntlm, in front of it); the agent gets no answer\n",
     );
     expect(result.stderr).not.toContain("hunter2");
+  });
+
+  it("says which names a gateway's trusted certificate holds when the URL's host is not one, and what to change", async () => {
+    // The CA trusted as a user trusts theirs: only the name is wrong (localhost, where the
+    // certificate says 127.0.0.1). Said before as "(ERR_TLS_CERT_ALTNAME_INVALID)" alone.
+    const port = await httpsServer((_req, res) => res.end("{}"));
+    const result = await runCli(
+      ["send", "--url", `https://localhost:${port}/v1/hooks/claude-code`],
+      fixture("claude-code.PreToolUse.json"),
+      { HOOKGATE_TOKEN: TOKEN, NODE_EXTRA_CA_CERTS: TEST_CA_FILE },
+    );
+    expect(result).toMatchObject({ code: 0, stdout: "" });
+    expect(result.stderr).toBe(
+      `hookgate send: TLS to localhost:${port} failed (ERR_TLS_CERT_ALTNAME_INVALID): the gateway's certificate is not for localhost; it holds ${SERVER_CERT_NAMES}: use one of those names as the host in --url and in the hook URL, or have the gateway's certificate made for localhost too; the agent gets no answer\n`,
+    );
+  });
+
+  it("says an https proxy's certificate is not for the proxy URL's host as the proxy's, not undici's raw line", async () => {
+    // undici wraps this one failure of the proxy's TLS (UND_ERR_PRX_TLS, "Secure Proxy Connection failed").
+    const proxy = await forwardProxy(undefined, SERVER_TLS);
+    const byName = proxy.url.replace("127.0.0.1", "localhost");
+    const result = await runCli(
+      ["send", "--url", "http://gateway.example.test:8787/v1/hooks/claude-code"],
+      fixture("claude-code.PreToolUse.json"),
+      { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: byName, NODE_EXTRA_CA_CERTS: TEST_CA_FILE },
+    );
+    expect(result).toMatchObject({ code: 0, stdout: "" });
+    expect(proxy.seen).toEqual([]);
+    expect(result.stderr).toBe(
+      `hookgate send: TLS to ${new URL(byName).host} failed (ERR_TLS_CERT_ALTNAME_INVALID): the proxy's certificate is not for localhost; it holds ${SERVER_CERT_NAMES} (the proxy ${byName}): use one of those names as the host in the proxy's URL (HTTPS_PROXY or HTTP_PROXY), or have the proxy's certificate made for localhost too; the agent gets no answer\n`,
+    );
   });
 
   it("through an https proxy at an IP address, prints no warning of Node's beside its own line", async () => {

@@ -1,5 +1,6 @@
 /** A loopback forward proxy for `hookgate send` and `hookgate doctor`, which take the agent's route. */
-import { createServer, request } from "node:http";
+import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import { type AddressInfo, connect } from "node:net";
 import { whenDone } from "./temp.js";
 
@@ -7,14 +8,16 @@ import { whenDone } from "./temp.js";
  * A loopback forward proxy, as an agent's is: it passes on a request in absolute form (an http
  * URL's) and tunnels a CONNECT (an https one's), recording each (`POST http://…`, `CONNECT
  * host:port`) and its Proxy-Authorization (`credentials`, undefined where none came); with
- * `refuse`, it answers every request with that status instead.
+ * `refuse`, it answers every request with that status instead. With `tls`, an https proxy, which
+ * the client speaks TLS to before its request (test/support/tls.ts).
  */
 export async function forwardProxy(
   refuse?: number,
+  tls?: { key: Buffer; cert: Buffer },
 ): Promise<{ url: string; seen: string[]; credentials: (string | undefined)[] }> {
   const seen: string[] = [];
   const credentials: (string | undefined)[] = [];
-  const proxy = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (refuse !== undefined) {
       res.writeHead(refuse).end();
       return;
@@ -27,7 +30,8 @@ export async function forwardProxy(
     });
     upstream.on("error", () => res.destroy());
     req.pipe(upstream);
-  });
+  };
+  const proxy = tls === undefined ? createServer(handle) : createHttpsServer(tls, handle);
   proxy.on("connect", (req, client) => {
     if (refuse !== undefined) {
       client.end(`HTTP/1.1 ${refuse} Refused\r\n\r\n`);
@@ -51,5 +55,9 @@ export async function forwardProxy(
         proxy.close(resolve);
       }),
   );
-  return { url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, seen, credentials };
+  return {
+    url: `${tls === undefined ? "http" : "https"}://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    seen,
+    credentials,
+  };
 }

@@ -5,7 +5,8 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { describeTlsFailure } from "../../src/adapters/gateway-client/node.js";
+import { GATEWAY } from "../../src/adapters/gateway-client/node.js";
+import { describeTlsFailure } from "../../src/core/tls-failure.js";
 
 const failure = (code: string) => Object.assign(new Error("certificate refused"), { code });
 
@@ -14,7 +15,11 @@ describe("describeTlsFailure", () => {
     "gives a certificate failure (%s) a fix that names NODE_EXTRA_CA_CERTS and the CA's file",
     (code) => {
       // Without one, doctor added "start the gateway" to a gateway that answered.
-      const described = describeTlsFailure(failure(code), new URL("https://gateway.example.test/v1/hooks"));
+      const described = describeTlsFailure(
+        failure(code),
+        new URL("https://gateway.example.test/v1/hooks"),
+        GATEWAY,
+      );
       expect(described?.error).toBe(`TLS to gateway.example.test failed (${code})`);
       expect(described?.fix).toMatch(/NODE_EXTRA_CA_CERTS/);
       expect(described?.fix).toMatch(/CA's certificate file/);

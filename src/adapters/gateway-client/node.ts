@@ -8,6 +8,7 @@
 import { type ClientRequest, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { errorMessage } from "../../core/errors.js";
+import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 
 export interface GatewayRequest {
   readonly method: "GET" | "POST";
@@ -115,10 +116,10 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
 }
 
 function describeFailure(e: unknown, url: URL): { error: string; fix?: string } {
+  const tls = describeTlsFailure(e, url, GATEWAY);
+  if (tls !== undefined) return tls;
   const error = failureText(e, url);
   const code = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
-  if (error.endsWith("(try http://)")) return { error, fix: PLAIN_HTTP_FIX };
-  if (typeof code === "string" && untrustedCertificate(code)) return { error, fix: PRIVATE_CA_FIX };
   // EAI_AGAIN is a lookup that failed for now (no DNS server answered: offline, a VPN down), not
   // a name that does not exist: the name may be right.
   if (code === "EAI_AGAIN")
@@ -149,47 +150,19 @@ function failureText(e: unknown, url: URL): string {
     case "ETIMEDOUT":
       return `connecting to ${url.host} timed out`;
   }
-  const tls = tlsFailureText(e, url, code);
-  if (tls !== undefined) return tls;
   // On one line: a message may end in a line break (OpenSSL's do).
   const detail = errorMessage(e).replace(/\s+/g, " ").trim();
   return `request to ${url.href} failed: ${detail}${code ? ` (${code})` : ""}`;
 }
 
-const PLAIN_HTTP_FIX =
-  "use http:// in --url and in the hook URL: hookgate serve speaks plain http, and https is a TLS proxy's in front of it";
-
 /**
- * A failed TLS handshake with the gateway, said as what it most likely means, or undefined for
- * another failure: also through a proxy's tunnel (proxied.ts), whose errors carry OpenSSL's own
- * code (ERR_SSL_WRONG_VERSION_NUMBER) where node:https gives EPROTO.
+ * How a failed TLS handshake with the gateway is said (core/tls-failure.ts), also through a
+ * proxy's tunnel (proxied.ts): without a fix, doctor sent the user to start a gateway, or a proxy,
+ * that runs.
  */
-export function describeTlsFailure(e: unknown, url: URL): { error: string; fix?: string } | undefined {
-  const found = e instanceof Error ? (e as NodeJS.ErrnoException).code : undefined;
-  const code = typeof found === "string" ? found : undefined;
-  const error = tlsFailureText(e, url, code);
-  if (error === undefined) return undefined;
-  if (error.endsWith("(try http://)")) return { error, fix: PLAIN_HTTP_FIX };
-  // Without its own fix, doctor sent the user to start a gateway, or a proxy, that runs.
-  return code !== undefined && untrustedCertificate(code) ? { error, fix: PRIVATE_CA_FIX } : { error };
-}
-
-/** A certificate Node does not trust: not one its name check refused (ERR_TLS_CERT_ALTNAME_INVALID). */
-function untrustedCertificate(code: string): boolean {
-  return code.includes("CERT") && code !== "ERR_TLS_CERT_ALTNAME_INVALID";
-}
-
-const PRIVATE_CA_FIX =
-  "if a proxy inspects TLS, or the gateway's certificate comes from a private CA, set NODE_EXTRA_CA_CERTS to the path of that CA's certificate file (PEM) in the shell that runs hookgate and the agent: Node reads it only as it starts";
-
-function tlsFailureText(e: unknown, url: URL, code: string | undefined): string | undefined {
-  // OpenSSL's whole error line comes, its source file and a line break included; the reason says
-  // it ("wrong version number": an https URL, a server speaking plain http).
-  const reason = /SSL routines:[^:]*:([^:]+)/.exec(errorMessage(e))?.[1];
-  if (reason !== undefined) {
-    const hint = reason === "wrong version number" ? ": the server may speak plain http (try http://)" : "";
-    return `TLS to ${url.host} failed (${reason})${hint}`;
-  }
-  if (code?.startsWith("ERR_TLS") || code?.includes("CERT")) return `TLS to ${url.host} failed (${code})`;
-  return undefined;
-}
+export const GATEWAY: TlsFixPlace = {
+  urlIn: "--url and in the hook URL",
+  whose: "the gateway's",
+  startedIn: "the shell that runs hookgate and the agent",
+  plainHttpWhy: ": hookgate serve speaks plain http, and https is a TLS proxy's in front of it",
+};

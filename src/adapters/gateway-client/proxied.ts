@@ -11,8 +11,9 @@ import { isIP } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { type buildConnector, Pool, ProxyAgent } from "undici";
 import { errorMessage } from "../../core/errors.js";
+import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 import { withoutUserinfo } from "../../core/url-userinfo.js";
-import { describeTlsFailure, type GatewayRequest, type GatewayResult } from "./node.js";
+import { GATEWAY, type GatewayRequest, type GatewayResult } from "./node.js";
 
 // undici parses the answer with WebAssembly, compiled at its first request; V8 then compiles the
 // parser's busiest function again, optimised, in the background, and the process cannot exit
@@ -29,11 +30,14 @@ export async function proxiedRequest(
   const shownProxy = withoutUserinfo(proxy).replace(/\/$/, "");
   const via = `through the proxy ${shownProxy}`;
   let agent: ProxyAgent;
+  // The connection to the proxy itself, and how it failed, if it did: its TLS failures are told
+  // from the gateway's through the tunnel, which undici reports alike.
+  const toProxy = { failure: undefined as unknown };
   try {
     agent = new ProxyAgent({
       uri: proxy,
       proxyTunnel: false,
-      clientFactory: proxyClient,
+      clientFactory: proxyClient(toProxy),
       ...proxyCredentials(proxy),
     });
   } catch (e) {
@@ -79,10 +83,14 @@ export async function proxiedRequest(
         fix: proxyAuthFix(proxy),
       };
     }
-    // Through an http proxy the tunnel's TLS is the gateway's own, said as a direct request says
-    // it: OpenSSL's raw line, with no fix, had doctor send its user to a proxy that worked. (An
-    // https proxy's TLS fails the same way, and is not told apart.)
-    const tls = new URL(proxy).protocol === "http:" ? describeTlsFailure(e, url) : undefined;
+    // An https proxy's own TLS failed (undici's UND_ERR_PRX_TLS wraps a name mismatch, other
+    // failures come bare): said as the proxy's, with what to change of its URL or certificate.
+    const atProxy = proxyTlsFailure(e, toProxy.failure, new URL(proxy));
+    if (atProxy !== undefined)
+      return { ok: false, ...atProxy, error: `${atProxy.error} (the proxy ${shownProxy})` };
+    // Else the tunnel's TLS is the gateway's own, said as a direct request says it: OpenSSL's raw
+    // line, with no fix, had doctor send its user to a proxy that worked.
+    const tls = describeTlsFailure(e, url, GATEWAY);
     if (tls !== undefined) return { ok: false, ...tls, error: `${tls.error} (${via})` };
     return { ok: false, error: `request to ${url.href} ${via} failed: ${failureText(e)}` };
   } finally {
@@ -95,15 +103,47 @@ export async function proxiedRequest(
  * The connection pool to the proxy itself, naming no TLS server to a proxy at an IP address:
  * undici names the proxy's host to an https one, IP address or not (proxyTls's servername only
  * replaces it with another name), and Node warns of an IP address (DEP0123) on the stderr a
- * hook's user reads. Without a name, the certificate is still checked against the address.
+ * hook's user reads. Without a name, the certificate is still checked against the address. The
+ * failure of its connection, if it failed, is kept in `toProxy`: the proxy's TLS, not the gateway's.
  */
-function proxyClient(origin: URL, options: object): Pool {
-  const { connect } = options as { connect: buildConnector.connector };
-  return new Pool(origin, {
-    ...options,
-    connect: ({ servername, ...opts }, callback) =>
-      connect(servername === undefined || isIP(servername) ? opts : { ...opts, servername }, callback),
-  });
+function proxyClient(toProxy: { failure: unknown }) {
+  return (origin: URL, options: object): Pool => {
+    const { connect } = options as { connect: buildConnector.connector };
+    return new Pool(origin, {
+      ...options,
+      connect: ({ servername, ...opts }, callback) =>
+        connect(
+          servername === undefined || isIP(servername) ? opts : { ...opts, servername },
+          (...settled) => {
+            if (settled[0] !== null) toProxy.failure = settled[0];
+            callback(...settled);
+          },
+        ),
+    });
+  };
+}
+
+/** How an https proxy's own certificate is fixed: in the proxy variable, or by its maker. */
+const PROXY: TlsFixPlace = {
+  urlIn: "the proxy's URL (HTTPS_PROXY or HTTP_PROXY)",
+  whose: "the proxy's",
+  startedIn: "the shell that runs hookgate and the agent",
+  plainHttpWhy: ": the proxy speaks plain http, and a CONNECT tunnel still carries the gateway's https",
+};
+
+/**
+ * The failure of a TLS handshake with the proxy itself: the one its connection failed with (an
+ * untrusted certificate, plain http), or undici's UND_ERR_PRX_TLS around a name mismatch.
+ */
+function proxyTlsFailure(e: unknown, failure: unknown, proxy: URL) {
+  if (proxy.protocol !== "https:") return undefined;
+  for (let cause: unknown = e; cause instanceof Error; cause = cause.cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (cause === failure || code === "UND_ERR_PRX_TLS") {
+      return describeTlsFailure(code === "UND_ERR_PRX_TLS" ? cause.cause : cause, proxy, PROXY);
+    }
+  }
+  return undefined;
 }
 
 /**
