@@ -2,7 +2,11 @@
  * The Node egress module against real loopback servers: the allowed path, every refusal
  * path, the pin against DNS rebinding, redirects, timeouts, size caps and proxies.
  */
+import { execFile } from "node:child_process";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { EnvHttpProxyAgent, getGlobalDispatcher, setGlobalDispatcher } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +21,10 @@ import { ClientLeft } from "../../src/core/egress/refusal.js";
 import { loadPolicy } from "../../src/core/policy.js";
 import type { PolicyDocument } from "../../src/core/policy-schema.js";
 import { type LoopbackServer, loopbackServer, refusingPort } from "../support/loopback.js";
+import { ROOT } from "../support/process.js";
+import { httpsServer, SERVER_CERT_NAMES, TEST_CA_FILE } from "../support/tls.js";
+
+const execFileAsync = promisify(execFile);
 
 const LOOPBACK_ONLY = { allowCidrs: ["127.0.0.1/32"] };
 
@@ -513,6 +521,40 @@ describe("the pin", () => {
     } finally {
       await new Promise((resolve) => tcp.close(resolve));
     }
+  });
+
+  it("says a server certificate Node does not trust with what to set, where forwards, sinks and models fail alike", async () => {
+    // Said before as undici's line alone ("unable to verify the first certificate"), no fix.
+    const port = await httpsServer((_req, res) => res.end("{}"));
+    const { module } = egressWith(LOOPBACK_ONLY, { "gateway.example.test": ["127.0.0.1"] });
+    const res = await post(module, `https://gateway.example.test:${port}/hook`);
+    expect(!res.ok && res.error).toEqual({
+      code: "EGRESS_CONNECT_FAILED",
+      stage: "connect",
+      reason: `https://gateway.example.test:${port}/… failed: TLS to gateway.example.test:${port} failed (UNABLE_TO_VERIFY_LEAF_SIGNATURE): if a proxy inspects TLS, or the server's certificate comes from a private CA, set NODE_EXTRA_CA_CERTS to the path of that CA's certificate file (PEM) in the environment hookgate starts in (a Lambda function's variables too): Node reads it only as it starts`,
+    });
+  });
+
+  it("names the names a trusted certificate holds when the policy's URL names another host, and what to change", async () => {
+    // Node trusts a CA only from NODE_EXTRA_CA_CERTS as it starts: the egress module runs in a
+    // process started with the test CA's, as `serve` would be.
+    const port = await httpsServer((_req, res) => res.end("{}"));
+    const script = `
+      import { createUndiciEgress } from ${JSON.stringify(pathToFileURL(join(ROOT, "dist/adapters/egress/undici.js")).href)};
+      import { compileEgressPolicy } from ${JSON.stringify(pathToFileURL(join(ROOT, "dist/core/egress/policy.js")).href)};
+      const { policy } = compileEgressPolicy({ allowCidrs: ["127.0.0.1/32"] });
+      const egress = createUndiciEgress({ policy: () => policy, resolve: async () => [{ address: "127.0.0.1", family: 4 }] });
+      const res = await egress.send({ method: "POST", url: "https://hooks.example.test:${port}/hook", headers: {}, body: "{}", timeoutMs: 5000 });
+      console.log(JSON.stringify(res.ok ? res.value.status : res.error));
+      await egress.close();`;
+    const { stdout } = await execFileAsync(process.execPath, ["--input-type=module", "-e", script], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: TEST_CA_FILE },
+    });
+    expect(JSON.parse(stdout)).toEqual({
+      code: "EGRESS_CONNECT_FAILED",
+      stage: "connect",
+      reason: `https://hooks.example.test:${port}/… failed: TLS to hooks.example.test:${port} failed (ERR_TLS_CERT_ALTNAME_INVALID): the server's certificate is not for hooks.example.test; it holds ${SERVER_CERT_NAMES}: use one of those names as the host in the policy's URL, or have the server's certificate made for hooks.example.test too`,
+    });
   });
 
   it("reuses no kept-alive socket once a reload refuses its address, by literal or by name", async () => {

@@ -25,4 +25,19 @@ describe("describeTlsFailure", () => {
       expect(described?.fix).toMatch(/CA's certificate file/);
     },
   );
+
+  it.each(["CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID"])(
+    "gives a certificate out of its dates (%s) the fix of renewing it, not of trusting its CA",
+    (code) => {
+      const described = describeTlsFailure(
+        failure(code),
+        new URL("https://gateway.example.test/v1/hooks"),
+        GATEWAY,
+      );
+      expect(described).toEqual({
+        error: `TLS to gateway.example.test failed (${code})`,
+        fix: "renew the gateway's certificate, or set this machine's clock right",
+      });
+    },
+  );
 });

@@ -39,6 +39,7 @@ import { checkUrl } from "../../core/egress/url.js";
 import { errorMessage } from "../../core/errors.js";
 import type { Egress, EgressRequest, EgressResponse } from "../../core/ports.js";
 import { err, ok, type Result } from "../../core/result.js";
+import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 
 export interface ResolvedAddress {
   readonly address: string;
@@ -483,6 +484,15 @@ function describeFailure(
       reason: `${describeTarget(url)} answered 100 Continue, which was not asked for (no Expect header was sent), before its answer: the HTTP client on Node refuses it, so the server must send its answer alone`,
     };
   }
+  // A failed handshake said with what to change (an untrusted certificate, one for other names).
+  const tls = describeTlsFailure(e, url, POLICY_URL);
+  if (tls !== undefined) {
+    return {
+      code: "EGRESS_CONNECT_FAILED",
+      stage,
+      reason: `${describeTarget(url)} failed: ${tls.error}${tls.fix === undefined ? "" : `: ${tls.fix}`}`,
+    };
+  }
   // Each address of a name that has several fails on its own: errorMessage joins them.
   const why = errorMessage(e);
   return {
@@ -491,6 +501,14 @@ function describeFailure(
     reason: `${describeTarget(url)} failed: ${name ? `${name}: ` : ""}${why}`,
   };
 }
+
+/** How a TLS failure of a policy's URL (a forward, a sink, a model) is fixed. */
+const POLICY_URL: TlsFixPlace = {
+  urlIn: "the policy's URL",
+  whose: "the server's",
+  startedIn: "the environment hookgate starts in (a Lambda function's variables too)",
+  plainHttpWhy: "",
+};
 
 function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
