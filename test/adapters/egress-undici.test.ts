@@ -1026,6 +1026,56 @@ describe("responses", () => {
     }
   });
 
+  it("decodes a transfer coding other than chunked too, after its content codings, and names the header of one that does not decode", async () => {
+    // hookgate sends no TE, so none should come (RFC 9112 §7.4); one that did reached a prompt
+    // rule, a forward or a sink as gzip's bytes (JUDGE_MALFORMED, a forward's unreadable answer).
+    const json = Buffer.from('{"ok":true}');
+    const answers: Record<string, { head: string; body: Buffer }> = {
+      "/te": { head: "Transfer-Encoding: gzip\r\nConnection: close", body: gzipSync(json) },
+      "/te-chunked": {
+        head: "Transfer-Encoding: gzip, chunked\r\nContent-Encoding: deflate",
+        body: (() => {
+          const coded = gzipSync(deflateSync(json));
+          return Buffer.concat([
+            Buffer.from(`${coded.length.toString(16)}\r\n`),
+            coded,
+            Buffer.from("\r\n0\r\n\r\n"),
+          ]);
+        })(),
+      },
+      "/te-corrupt": { head: "Transfer-Encoding: gzip\r\nConnection: close", body: json },
+    };
+    const raw = createNetServer((socket: Socket) => {
+      socket.once("data", (request) => {
+        const path = /^POST (\S+)/.exec(request.toString("latin1"))?.[1] ?? "";
+        const answer = answers[path] ?? { head: "Content-Length: 0", body: Buffer.alloc(0) };
+        socket.end(
+          Buffer.concat([
+            Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n${answer.head}\r\n\r\n`),
+            answer.body,
+          ]),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(raw.address() as AddressInfo).port}`;
+    try {
+      const { module } = egressWith(LOOPBACK_ONLY);
+      for (const path of ["/te", "/te-chunked"]) {
+        const res = await post(module, `${base}${path}`, { headers: { connection: "close" } });
+        expect({ path, body: res.ok && res.value.body }).toEqual({ path, body: '{"ok":true}' });
+        expect(res.ok && res.value.headers["transfer-encoding"]).toBeUndefined();
+      }
+      const corrupt = await post(module, `${base}/te-corrupt`, { headers: { connection: "close" } });
+      expect(!corrupt.ok && corrupt.error).toMatchObject({
+        code: "EGRESS_BAD_ENCODING",
+        reason: `${base}/… answered HTTP 200, but its body does not decode as its Transfer-Encoding gzip says (Z_DATA_ERROR: incorrect header check); check the server, or a proxy in front of it, that compresses its answers`,
+      });
+    } finally {
+      await new Promise((resolve) => raw.close(resolve));
+    }
+  });
+
   it("reads an empty answer that names a content coding as empty, a 204 as a sink sends it too", async () => {
     // Before, an empty body under `content-encoding: gzip` (a 204 from a webhook
     // behind a compressing proxy) failed as Z_BUF_ERROR "unexpected end of file", where fetch

@@ -213,7 +213,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         drop(res.body);
         return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body: "" });
       }
-      const coded = decoded(res.body, res.headers["content-encoding"]);
+      const coded = decoded(res.body, res.headers);
       let read: Awaited<ReturnType<typeof readCapped>>;
       try {
         read = await readCapped(coded?.body ?? res.body, maxBytes, req.truncateResponse === true);
@@ -223,7 +223,10 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
         // The answer came, whole or not, in a coding it does not decode from: asked again, the
         // same server answers the same way.
         res.body.destroy();
-        return refuse(undecodedRefusal(verdict.url, res.statusCode, failed.coding, failed.error), req.url);
+        return refuse(
+          undecodedRefusal(verdict.url, res.statusCode, failed.coding, failed.error, failed.header),
+          req.url,
+        );
       }
       if (read === undefined) {
         return refuse(tooLargeRefusal(verdict.url, maxBytes), req.url);
@@ -231,6 +234,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       const headers = flattenHeaders(res.headers);
       if (coded) {
         delete headers["content-encoding"];
+        delete headers["transfer-encoding"];
         delete headers["content-length"];
       }
       // The status came: a body that broke off after it is kept as far as it came (a sink that
@@ -239,7 +243,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       const cutShort =
         failed === undefined
           ? cutShortReason(read.broke, timedOut, timeoutMs)
-          : undecodedBody(failed.coding, failed.error);
+          : undecodedBody(failed.coding, failed.error, failed.header);
       if (cutShort !== undefined) res.body.destroy();
       return ok({
         status: res.statusCode,
@@ -537,36 +541,55 @@ const DECODERS: ReadonlyMap<string, () => NodeJS.ReadWriteStream> = new Map([
   ["br", () => createBrotliDecompress(BROTLI_FLUSH)],
 ]);
 
+/** A coding an answer names, and the header that names it. */
+interface Coding {
+  readonly coding: string;
+  readonly header: "Content-Encoding" | "Transfer-Encoding";
+}
+
 /** A body that came in a content coding, and which of its decoders, if any, found it broken. */
 interface Decoding {
   readonly body: Readable;
   /** The coding whose decoder failed first, and why; undefined while none has. */
-  failed(): { readonly coding: string; readonly error: unknown } | undefined;
+  failed(): (Coding & { readonly error: unknown }) | undefined;
 }
 
 /**
- * The body decoded from its content codings, last applied first; undefined when it has none, or
- * one no decoder knows (more than 3, or `identity` aside): it is then read as it came. A body
- * that does not decode fails its read, and `failed` names the coding; one that broke off on the
- * wire fails it too, with `failed` still undefined. The size cap applies to the decoded bytes.
+ * The codings of one header, in the order the server applied them. A transfer coding is applied
+ * after the content codings, and `chunked`, the last, undici has already taken off. hookgate sends
+ * no TE header, so a server should send no other (RFC 9112 §7.4): one that sends `gzip` all the
+ * same is decoded as a content coding is, where its answer reached a rule as gzip's bytes.
  */
-function decoded(body: Readable, header: string | string[] | undefined): Decoding | undefined {
-  const codings = [header ?? []]
+function codingsOf(value: string | string[] | undefined, header: Coding["header"]): Coding[] {
+  return [value ?? []]
     .flat()
     .flatMap((h) => h.split(","))
     .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== "" && c !== "identity")
-    .reverse();
+    .filter((c) => c !== "" && c !== "identity" && !(header === "Transfer-Encoding" && c === "chunked"))
+    .map((coding) => ({ coding, header }));
+}
+
+/**
+ * The body decoded from its content and transfer codings, last applied first; undefined when it
+ * has none, or one no decoder knows (more than 3, or `identity` aside): it is then read as it came. A body
+ * that does not decode fails its read, and `failed` names the coding; one that broke off on the
+ * wire fails it too, with `failed` still undefined. The size cap applies to the decoded bytes.
+ */
+function decoded(body: Readable, headers: Dispatcher.ResponseData["headers"]): Decoding | undefined {
+  const codings = [
+    ...codingsOf(headers["content-encoding"], "Content-Encoding"),
+    ...codingsOf(headers["transfer-encoding"], "Transfer-Encoding"),
+  ].reverse();
   // A Map, not an object: a coding the server names `constructor` is one no decoder knows.
-  const makers = codings.map((c) => DECODERS.get(c));
+  const makers = codings.map((c) => DECODERS.get(c.coding));
   if (makers.length === 0 || makers.length > 3 || makers.some((m) => m === undefined)) return undefined;
   // The pipeline hands a stream's error on to the others: the first to see it is where it began.
   // The body's own listener comes before the pipeline's, so its errors are known as the wire's.
   const seen = new WeakSet<object>();
-  let failure: { readonly coding: string; readonly error: unknown } | undefined;
-  const note = (coding: string | undefined) => (e: unknown) => {
+  let failure: (Coding & { readonly error: unknown }) | undefined;
+  const note = (coding: Coding | undefined) => (e: unknown) => {
     const key = typeof e === "object" && e !== null ? e : {};
-    if (!seen.has(key) && coding !== undefined) failure ??= { coding, error: e };
+    if (!seen.has(key) && coding !== undefined) failure ??= { ...coding, error: e };
     seen.add(key);
   };
   body.on("error", note(undefined));

@@ -141,17 +141,23 @@ export function tooLargeRefusal(url: URL, maxBytes: number): EgressRefusal {
  * so the server, or a proxy in front of it, compresses it wrongly (or names a coding it did not
  * use), and the same call gets the same answer.
  */
-export function undecodedBody(coding: string, error: unknown): string {
+export function undecodedBody(coding: string, error: unknown, header = "Content-Encoding"): string {
   const code = (error as { code?: unknown })?.code;
   const why = `${typeof code === "string" ? `${code}: ` : ""}${errorMessage(error).replace(/\.$/, "")}`;
-  return `its body does not decode as its Content-Encoding ${coding} says (${why}); check the server, or a proxy in front of it, that compresses its answers`;
+  return `its body does not decode as its ${header} ${coding} says (${why}); check the server, or a proxy in front of it, that compresses its answers`;
 }
 
 /** An answer from `url` whose body does not decode from its content coding, said the same way on both runtimes. */
-export function undecodedRefusal(url: URL, status: number, coding: string, error: unknown): EgressRefusal {
+export function undecodedRefusal(
+  url: URL,
+  status: number,
+  coding: string,
+  error: unknown,
+  header = "Content-Encoding",
+): EgressRefusal {
   return {
     code: "EGRESS_BAD_ENCODING",
     stage: "response",
-    reason: `${describeTarget(url)} answered HTTP ${status}, but ${undecodedBody(coding, error)}`,
+    reason: `${describeTarget(url)} answered HTTP ${status}, but ${undecodedBody(coding, error, header)}`,
   };
 }
