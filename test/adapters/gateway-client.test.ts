@@ -8,6 +8,7 @@
 import dns from "node:dns";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest } from "../../src/adapters/gateway-client/node.js";
 import { forwardProxy } from "../support/forward-proxy.js";
@@ -187,6 +188,45 @@ describe("gatewayRequest", () => {
       expect(proxy.credentials, target).toEqual([credentials]);
     }
   });
+
+  it.each([
+    ["directly", false],
+    ["through a proxy", true],
+  ])(
+    "decodes an answer a server compressed unasked, as the agent's http client does, %s",
+    async (_, proxied) => {
+      // nginx in front of a gateway (gzip on) compresses JSON; Claude Code's client decodes it, and
+      // `send` printed gzip's bytes to the agent in its place.
+      const json = '{"decision":"block","reason":"é"}';
+      const url = await serve((req, res) => {
+        if (req.url === "/gzip") res.writeHead(200, { "content-encoding": "gzip" }).end(gzipSync(json));
+        else if (req.url === "/two")
+          res
+            .writeHead(200, { "content-encoding": "deflate, br" })
+            .end(brotliCompressSync(deflateSync(json)));
+        else res.writeHead(200, { "content-encoding": "gzip" }).end(json);
+      });
+      const proxy = proxied ? await forwardProxy() : undefined;
+      const ask = (path: string) =>
+        gatewayRequest({
+          method: "POST",
+          url: `${url}${path}`,
+          body: "{}",
+          timeoutMs: 5000,
+          ...(proxy && { proxy: proxy.url }),
+        });
+      for (const path of ["/gzip", "/two"]) {
+        const result = await ask(path);
+        expect(result.ok && result.response.body).toBe(json);
+        expect(result.ok && result.response.headers["content-encoding"]).toBeUndefined();
+      }
+      expect(await ask("/corrupt")).toEqual({
+        ok: false,
+        error: `the answer from ${url}/corrupt (HTTP 200) does not decode as its Content-Encoding gzip says (incorrect header check)`,
+        fix: "check the server, or a proxy in front of the gateway, that compresses its answers",
+      });
+    },
+  );
 
   it.each([
     ["directly", false],

@@ -100,8 +100,7 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
             for (const [name, value] of Object.entries(response.headers)) {
               if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
             }
-            const text = Buffer.concat(chunks).toString("utf8");
-            settle({ ok: true, response: { status: response.statusCode ?? 0, headers, body: text } });
+            answered(response.statusCode ?? 0, headers, Buffer.concat(chunks), url, maxBytes).then(settle);
           });
         },
       );
@@ -113,6 +112,54 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
     req.on("error", fail);
     req.end(body);
   });
+}
+
+/**
+ * The answer, its body decoded from the content codings its headers name: Claude Code's http
+ * client (axios) decodes gzip, deflate and br (clients.md §2.1), so `send` prints, and `doctor`
+ * reads, what the agent's hook would have read. `send` asks for no coding, but a server or a proxy
+ * in front of the gateway may compress all the same. node:zlib is loaded only for such an answer.
+ */
+export async function answered(
+  status: number,
+  headers: Record<string, string>,
+  body: Buffer,
+  url: URL,
+  maxBytes: number,
+): Promise<GatewayResult> {
+  const codings = (headers["content-encoding"] ?? "")
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== "" && c !== "identity")
+    .reverse();
+  if (codings.length === 0) return { ok: true, response: { status, headers, body: body.toString("utf8") } };
+  const zlib = await import("node:zlib");
+  const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: maxBytes };
+  const decoders: Record<string, ((b: Buffer) => Buffer) | undefined> = {
+    gzip: (b) => zlib.gunzipSync(b, flush),
+    "x-gzip": (b) => zlib.gunzipSync(b, flush),
+    deflate: (b) => zlib.inflateSync(b, flush),
+    br: (b) => zlib.brotliDecompressSync(b, { maxOutputLength: maxBytes }),
+  };
+  let decoded = body;
+  for (const coding of codings) {
+    const decode = Object.hasOwn(decoders, coding) ? decoders[coding] : undefined;
+    // A coding it does not know: the body as it came, its header kept to say so.
+    if (decode === undefined) return { ok: true, response: { status, headers, body: body.toString("utf8") } };
+    try {
+      decoded = decode(decoded);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
+        return { ok: false, error: `the answer from ${url.href} is larger than the client accepts` };
+      return {
+        ok: false,
+        error: `the answer from ${url.href} (HTTP ${status}) does not decode as its Content-Encoding ${coding} says (${errorMessage(e).replace(/\s+/g, " ").trim()})`,
+        fix: "check the server, or a proxy in front of the gateway, that compresses its answers",
+      };
+    }
+  }
+  const { "content-encoding": _, "content-length": __, ...rest } = headers;
+  return { ok: true, response: { status, headers: rest, body: decoded.toString("utf8") } };
 }
 
 function describeFailure(e: unknown, url: URL): { error: string; fix?: string } {
