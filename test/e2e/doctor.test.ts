@@ -96,7 +96,9 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     for (const run of runs) expect(run.code, run.stdout).toBe(0);
     expect(runs[1]?.stdout).toMatch(/\(deepcode\)/);
     expect(runs[2]?.stdout).toMatch(/token in HOOKGATE_AUTH accepted/);
-    expect(runs[3]?.stdout).toMatch(/→ ask \("Force push needs a human"\), as expected/);
+    expect(runs[3]?.stdout).toMatch(
+      /→ ask \("A force push or a remote branch deletion needs a human"\), as expected/,
+    );
   });
 
   it("says that --client is ignored when the hook URL names another client's route, as send does", async () => {
