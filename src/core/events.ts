@@ -1,8 +1,8 @@
 /**
  * Hook request bodies → HookEvent: event lists, dialect detection and per-event validation
  * (reference/clients.md §5). Runs on every request and on Workers, so it imports only
- * `zod/mini` (the classic entry bloats the Worker bundle), builds every schema once at load,
- * and never throws: a bad body is an EventError value.
+ * `zod/mini` (the classic entry bloats the Worker bundle), builds each schema once, on its first
+ * use (`field`), and never throws: a bad body is an EventError value.
  */
 import * as z from "zod/mini";
 import { closestName } from "./closest-name.js";
@@ -154,24 +154,46 @@ export interface EventSchema {
 
 type Fields = Readonly<Record<string, Field>>;
 
+/**
+ * A field whose zod schema is built when it is first read, once, not as the module loads: only a
+ * refused body reads one, and building every event's schemas at load was about as much of the
+ * Lambda handler's import as the rest of its code (bench/HISTORY.md, "The Lambda handler's cold
+ * start: the events' schemas and auth on first use").
+ */
+function field<T extends z.ZodMiniType>(
+  build: () => T,
+  accepts: (value: unknown) => boolean,
+  shape: FieldShape,
+): Field & { readonly schema: T } {
+  let schema: T | undefined;
+  return {
+    get schema() {
+      schema ??= build();
+      return schema;
+    },
+    accepts,
+    shape,
+  };
+}
+
 /** A loose object (unknown keys kept) with these fields. */
 function looseObject(fields: Fields, error?: string): Field & EventSchema {
-  const shape: Record<string, z.ZodMiniType> = {};
   const shapes: Record<string, FieldShape> = {};
-  for (const [key, f] of Object.entries(fields)) {
-    shape[key] = f.schema;
-    shapes[key] = f.shape;
-  }
+  for (const [key, f] of Object.entries(fields)) shapes[key] = f.shape;
   const entries = Object.entries(fields).map(([key, f]) => [key, f.accepts] as const);
-  return {
-    schema: error === undefined ? z.looseObject(shape) : z.looseObject(shape, { error }),
-    shape: { types: ["object"], fields: shapes },
-    accepts: (value) => {
+  return field(
+    () => {
+      const shape: Record<string, z.ZodMiniType> = {};
+      for (const [key, f] of Object.entries(fields)) shape[key] = f.schema;
+      return error === undefined ? z.looseObject(shape) : z.looseObject(shape, { error });
+    },
+    (value) => {
       if (!isRecord(value)) return false;
       for (const [key, accepts] of entries) if (!accepts(value[key])) return false;
       return true;
     },
-  };
+    { types: ["object"], fields: shapes },
+  );
 }
 
 /**
@@ -180,25 +202,26 @@ function looseObject(fields: Fields, error?: string): Field & EventSchema {
  * string), and refusing that would answer every such event with the fail mode, skipping every
  * rule (clients.md §10.8). The event reads null as absent.
  */
-const optional = (f: Field): Field => ({
-  schema: z.optional(z.nullable(f.schema)),
-  accepts: (value) => value === undefined || value === null || f.accepts(value),
-  shape: f.shape,
-});
+const optional = (f: Field): Field =>
+  field(
+    () => z.optional(z.nullable(f.schema)),
+    (value) => value === undefined || value === null || f.accepts(value),
+    f.shape,
+  );
 
 const isString = (value: unknown): value is string => typeof value === "string";
 
 function arrayOf(item: Field, error: string): Field {
-  return {
-    schema: z.array(item.schema, { error }),
-    shape: { types: ["array"], ...(item.shape.types.length < ANY.types.length && { item: item.shape }) },
-    accepts: (value) => {
+  return field(
+    () => z.array(item.schema, { error }),
+    (value) => {
       if (!Array.isArray(value)) return false;
       // An index loop, as zod reads them: a hole is an undefined item.
       for (let i = 0; i < value.length; i++) if (!item.accepts(value[i])) return false;
       return true;
     },
-  };
+    { types: ["array"], ...(item.shape.types.length < ANY.types.length && { item: item.shape }) },
+  );
 }
 
 // Field builders. Every field is optional and enum-like fields are plain strings: clients add
@@ -206,28 +229,28 @@ function arrayOf(item: Field, error: string): Field {
 // The error texts complete "<path> ..." and never echo the input, which may hold secrets.
 /** Any JSON value: an item of a list whose items no source describes. */
 const ANY: FieldShape = { types: ["string", "number", "boolean", "object", "array"] };
-const string: Field = {
-  schema: z.string({ error: "must be a string" }),
-  accepts: isString,
-  shape: { types: ["string"] },
-};
+const string = field(() => z.string({ error: "must be a string" }), isString, { types: ["string"] });
 const str = optional(string);
-const num = optional({
-  schema: z.number({ error: "must be a number" }),
-  // zod's number refuses NaN and the infinities, which JSON cannot send anyway.
-  accepts: (value) => typeof value === "number" && Number.isFinite(value),
-  shape: { types: ["number"] },
-});
-const bool = optional({
-  schema: z.boolean({ error: "must be a boolean" }),
-  accepts: (value) => typeof value === "boolean",
-  shape: { types: ["boolean"] },
-});
-const object: Field = {
-  schema: z.custom<Record<string, unknown>>(isRecord, { error: "must be an object" }),
-  accepts: isRecord,
-  shape: { types: ["object"] },
-};
+const num = optional(
+  field(
+    () => z.number({ error: "must be a number" }),
+    // zod's number refuses NaN and the infinities, which JSON cannot send anyway.
+    (value) => typeof value === "number" && Number.isFinite(value),
+    { types: ["number"] },
+  ),
+);
+const bool = optional(
+  field(
+    () => z.boolean({ error: "must be a boolean" }),
+    (value) => typeof value === "boolean",
+    { types: ["boolean"] },
+  ),
+);
+const object = field(
+  () => z.custom<Record<string, unknown>>(isRecord, { error: "must be an object" }),
+  isRecord,
+  { types: ["object"] },
+);
 const obj = optional(object);
 /**
  * A tool call's input, null read as absent as any field's: a PreToolUse without one is judged, its
@@ -240,26 +263,44 @@ const toolInput = obj;
  * the string they came as when they are not JSON (src/loop.ts `safeParseArgs`), a call its loop
  * then refuses; refusing the batch for it would skip every rule on the event.
  */
-const batchedToolInput = optional({ schema: z.unknown(), accepts: () => true, shape: ANY });
+const batchedToolInput = optional(
+  field(
+    () => z.unknown(),
+    () => true,
+    ANY,
+  ),
+);
 /**
  * MessageDisplay's `turn_id`: Claude Code sends a string, deepcode its turn counter as a number
  * (src/tui/useChat.ts: `turn_id: currentTurnId`). Refusing the number answered every deepcode
  * MessageDisplay with a request error, every rule on the event skipped.
  */
-const turnId = optional({
-  schema: z.union([string.schema, z.number()], { error: "must be a string or a number" }),
-  accepts: (value) => isString(value) || (typeof value === "number" && Number.isFinite(value)),
-  shape: { types: ["string", "number"] },
-});
-const list = optional(arrayOf({ schema: z.unknown(), accepts: () => true, shape: ANY }, "must be an array"));
+const turnId = optional(
+  field(
+    () => z.union([string.schema, z.number()], { error: "must be a string or a number" }),
+    (value) => isString(value) || (typeof value === "number" && Number.isFinite(value)),
+    { types: ["string", "number"] },
+  ),
+);
+const list = optional(
+  arrayOf(
+    field(
+      () => z.unknown(),
+      () => true,
+      ANY,
+    ),
+    "must be an array",
+  ),
+);
 const strList = optional(arrayOf(string, "must be an array"));
-const requiredToolName: Field = {
-  schema: z
-    .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
-    .check(z.minLength(1, { error: "must not be empty" })),
-  accepts: (value) => isString(value) && value.length >= 1,
-  shape: { types: ["string"] },
-};
+const requiredToolName = field(
+  () =>
+    z
+      .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
+      .check(z.minLength(1, { error: "must not be empty" })),
+  (value) => isString(value) && value.length >= 1,
+  { types: ["string"] },
+);
 
 /** Claude Code common fields (§5.1); deepcode and deepagents v2 send a subset of them. */
 const COMMON_FIELDS = {
