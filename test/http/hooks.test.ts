@@ -840,12 +840,17 @@ describe("POST /v1/hooks: the token is checked once", () => {
   const counting = async (document: unknown) => {
     let policy = await policyFrom(document);
     const hashed: string[] = [];
+    /** Runs once, as the first token is hashed: the route's check has read its policy by then. */
+    let onFirstHash: (() => void) | undefined;
     const app = createApp({
       policy: () => policy,
       clock: { now: Date.now, monotonic: () => performance.now() },
       newId: () => "id-1",
       sha256: async (text) => {
         hashed.push(text);
+        const first = onFirstHash;
+        onFirstHash = undefined;
+        first?.();
         return sha256(text);
       },
       logger: { log: () => {} },
@@ -856,7 +861,16 @@ describe("POST /v1/hooks: the token is checked once", () => {
         body: JSON.stringify(preToolUse("rm -rf /")),
         headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
       });
-    return { hashed, post, swap: (next: typeof policy) => (policy = next) };
+    return {
+      hashed,
+      post,
+      /** Swaps the policy for `next` as the route's check hashes the token. */
+      swapAtCheck: (next: typeof policy) => {
+        onFirstHash = () => {
+          policy = next;
+        };
+      },
+    };
   };
 
   it("hashes a good token once per hook and decides as its team", async () => {
@@ -880,12 +894,8 @@ describe("POST /v1/hooks: the token is checked once", () => {
       auth: { tokens: [{ team: "a", sha256: await sha256(TOKEN) }] },
       rules,
     });
-    const before = gateway.hashed.length;
-    const res = gateway.post("team-b-token");
-    // The route's check runs first, in the same turn as the request; swap once it has.
-    while (gateway.hashed.length === before) await new Promise((resolve) => setImmediate(resolve));
-    gateway.swap(without);
-    const answer = await res;
+    gateway.swapAtCheck(without);
+    const answer = await gateway.post("team-b-token");
     expect(answer.headers.get("x-hookgate-error")).toBe("AUTH_UNKNOWN_TOKEN");
   });
 });

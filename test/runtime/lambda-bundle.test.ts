@@ -6,6 +6,7 @@
  * The regex and glob engines are lazy chunks too, loaded for a policy that has such patterns.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -125,13 +126,14 @@ describe("the Lambda bundle", () => {
     expect(buildOutput).toMatch(/lambda-sqs\.mjs: cold start [\d.]+ KiB \([\d.]+ KiB gzip\)/);
   });
 
-  it("loads neither the AWS SDK, undici, the pattern engines, the Bash splitter, remote actions, the notifier, Hono's app nor the delivery jobs' code at cold start, but ships them in lazy chunks", () => {
+  it("loads neither the AWS SDK, undici, the pattern engines, the Bash splitter, remote actions, the notifier, Hono's app, the delivery jobs' code nor the token check at cold start, but ships them in lazy chunks", () => {
     // Strings only each package's code holds: undici's error codes, SQS's JSON-protocol target,
     // re2js's and minimatch's error messages, a wrapper the splitter reads and shell-quote's escapes;
     // and lines of hookgate's remote actions and notifier, which the HTTP handler imports with the
     // first event that needs them (src/entry/lazy-actions.ts), and of Hono's router, which only
-    // the routes other than the hook routes need (lambda-http.ts `adapt`), and of the delivery
-    // jobs' code, which comes with the SQS client (lambda-config.ts `queue`).
+    // the routes other than the hook routes need (lambda-http.ts `adapt`), of the delivery
+    // jobs' code, which comes with the SQS client (lambda-config.ts `queue`), and of the token
+    // check, which only a policy with `auth` needs (core/auth.ts `authenticate`).
     const markers = {
       undici: "UND_ERR_",
       "@aws-sdk/client-sqs": "AmazonSQS",
@@ -146,6 +148,7 @@ describe("the Lambda bundle", () => {
       "app/notify.ts": "the notification goes out without it",
       "hono (http/app.ts)": "Context is not finalized",
       "core/delivery.ts": "envelope body is not a delivery job",
+      "core/auth-token.ts": 'as a "sha256" itself',
     };
     const textOf = (files: Iterable<string>) => [...files].map((f) => readFileSync(f, "utf8")).join("\n");
     for (const handler of ["lambda-http.mjs", "lambda-sqs.mjs"]) {
@@ -280,6 +283,32 @@ describe("the Lambda bundle", () => {
     };
     expect(answer.statusCode).toBe(200);
     expect(JSON.parse(answer.body).hookSpecificOutput.permissionDecisionReason).toBe("regex");
+  });
+
+  it("checks a policy's tokens with the token check's chunk, loaded with the first request", async () => {
+    // The fixture sends "Bearer harness-secret-123".
+    const policy = (sha256: string) =>
+      JSON.stringify({
+        version: 1,
+        auth: { tokens: [{ team: "platform", sha256 }] },
+        rules: [{ id: "all", on: "PreToolUse", teams: ["platform"], decide: "deny", reason: "platform's" }],
+      });
+    const event = JSON.parse(fixture("http-api-v2-pre-tool-use.json"));
+    const answerOf = async (sha256: string) => {
+      const answer = (await invoke("lambda-http.mjs", event, { HOOKGATE_POLICY: policy(sha256) })) as {
+        statusCode: number;
+        headers: Record<string, string>;
+        body: string;
+      };
+      const output = JSON.parse(answer.body).hookSpecificOutput;
+      return [answer.statusCode, answer.headers["x-hookgate-error"], output.permissionDecisionReason];
+    };
+    const known = createHash("sha256").update("harness-secret-123").digest("hex");
+    expect(await answerOf(known)).toEqual([200, undefined, "platform's"]);
+    const other = createHash("sha256").update("another-token").digest("hex");
+    const [status, error, reason] = await answerOf(other);
+    expect([status, error]).toEqual([200, "AUTH_UNKNOWN_TOKEN"]);
+    expect(reason).toContain("the hook's token is not one this gateway knows: check HOOKGATE_TOKEN");
   });
 
   it("answers a hook on its direct path without loading Node's fetch (undici), which a cold start would parse for nothing", async () => {
