@@ -156,9 +156,9 @@ type Fields = Readonly<Record<string, Field>>;
 
 /**
  * A field whose zod schema is built when it is first read, once, not as the module loads: only a
- * refused body reads one, and building every event's schemas at load was about as much of the
- * Lambda handler's import as the rest of its code (bench/HISTORY.md, "The Lambda handler's cold
- * start: the events' schemas and auth on first use").
+ * refused body reads one, and building every event's schemas at load was part of every cold
+ * start (bench/HISTORY.md, "The Lambda handler's cold start: the events' schemas and auth on
+ * first use").
  */
 function field<T extends z.ZodMiniType>(
   build: () => T,
