@@ -45,6 +45,7 @@ import {
   type Policy,
   type PolicyIssue,
   secretUrlParts,
+  sendsNotifications,
 } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
@@ -117,11 +118,28 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
   lintShellVariables(policy, warn);
   lintEgressTargets(policy, warn, env);
   lintMetadataOpened(policy, warn);
-  const notified = new Set(policy.rules.flatMap((rule) => rule.notify));
-  for (const name of Object.keys(policy.document.sinks ?? {}))
-    if (!notified.has(name))
-      warn(jsonPath(["sinks", name]), "no rule notifies it, so nothing is ever sent to it");
+  lintUnnotifiedSinks(policy, warn);
   return warnings;
+}
+
+/**
+ * A sink no enforcing rule notifies: an `off` or shadow rule puts nothing on the queue
+ * (evaluate.ts), as `notifies` counts, so naming the sink there sends it nothing either.
+ */
+function lintUnnotifiedSinks(policy: Policy, warn: (path: string, message: string) => void): void {
+  const notified = new Set(policy.rules.filter(sendsNotifications).flatMap((rule) => rule.notify));
+  for (const name of Object.keys(policy.document.sinks ?? {})) {
+    if (notified.has(name)) continue;
+    const idle = policy.rules
+      .filter((rule) => rule.notify.includes(name))
+      .map((rule) => `"${rule.id}", ${rule.mode === "off" ? "off" : "in shadow"}`);
+    warn(
+      jsonPath(["sinks", name]),
+      idle.length === 0
+        ? "no rule notifies it, so nothing is ever sent to it"
+        : `is notified only by rules that send nothing (${idle.join("; ")}), so nothing is ever sent to it; notify it from an enforcing rule`,
+    );
+  }
 }
 
 function lintRule(rule: CompiledRule, warn: (path: string, message: string) => void): void {

@@ -1480,6 +1480,32 @@ describe("lintPolicy: sinks", () => {
       },
     ]);
   });
+
+  it("says a sink only off or shadow rules notify is never sent to, as the queue check counts it", async () => {
+    // Such a sink was counted as notified here while `notifies` (a runtime's queue check) did not.
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [
+        { id: "old", on: "Stop", mode: "off", notify: ["quiet"] },
+        { id: "trial", on: "Stop", mode: "shadow", notify: ["quiet", "tried"] },
+        { id: "tell", on: "Stop", notify: ["used"] },
+      ],
+      sinks: {
+        used: { type: "webhook", url: "https://hooks.example/a" },
+        quiet: { type: "webhook", url: "https://hooks.example/b" },
+        tried: { type: "webhook", url: "https://hooks.example/c" },
+      },
+    });
+    expect(
+      lintPolicy(policy)
+        .filter((w) => w.path.startsWith("$.sinks."))
+        .map((w) => `${w.path}: ${w.message}`),
+    ).toEqual([
+      '$.sinks.quiet: is notified only by rules that send nothing ("old", off; "trial", in shadow), so nothing is ever sent to it; notify it from an enforcing rule',
+      '$.sinks.tried: is notified only by rules that send nothing ("trial", in shadow), so nothing is ever sent to it; notify it from an enforcing rule',
+    ]);
+  });
 });
 
 describe("a where field no event of the rule carries, a typo of one it does", () => {
