@@ -367,8 +367,20 @@ function miscasedTool(name: string): string | undefined {
   const known = KNOWN_BY_LOWER.get(name.toLowerCase());
   return known !== name ? known : undefined;
 }
-/** Known tools whose input has no `command`: a specifier on them (`Agent(Explore)`) never matches. */
-const NO_COMMAND_TOOLS = new Set(["Agent", "Task", "Skill", "TodoWrite", "ExitPlanMode", "KillShell"]);
+/**
+ * Known tools whose input has no `command`: a specifier on them (`Agent(Explore)`) never matches.
+ * deepagents' subagent tool `task`, sent under that name (SENT_AS_WRITTEN), is one: its
+ * `tool_args` are the call's parsed arguments, a `description` and a `subagent_type`.
+ */
+const NO_COMMAND_TOOLS = new Set([
+  "Agent",
+  "Task",
+  "task",
+  "Skill",
+  "TodoWrite",
+  "ExitPlanMode",
+  "KillShell",
+]);
 
 /** `if` entries that can never match: a tool name in the wrong case, or a specifier nothing reads. */
 function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string) => void): void {
@@ -397,10 +409,24 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
     } else if (target.kind === "text" && target.field === "command" && NO_COMMAND_TOOLS.has(tool)) {
       warn(
         at,
-        `"${ifRule.source}" is matched against tool_input.command, which ${tool} calls do not carry, so it matches none that carries its input; write "${tool}" alone, with a where condition on the field you mean`,
+        `"${ifRule.source}" is matched against tool_input.command, which ${tool} calls do not carry, so it matches none that carries its input; write "${tool}" alone, with ${subagentCondition(tool, ifRule.source) ?? "a where condition on the field you mean"}`,
       );
     }
   }
+}
+
+/** The subagent tools, whose input names the agent it starts in `subagent_type`. */
+const SUBAGENT_TOOLS: ReadonlySet<string> = new Set(["Agent", "Task", "task"]);
+
+/**
+ * The `where` a subagent tool's specifier (`Task(Explore)`, Claude Code's way to name a subagent in
+ * its permission rules) is written as here: a condition on the call's `subagent_type`.
+ */
+function subagentCondition(tool: string, source: string): string | undefined {
+  if (!SUBAGENT_TOOLS.has(tool)) return undefined;
+  const specifier = source.slice(source.indexOf("(") + 1, source.lastIndexOf(")")).trim();
+  const value = specifier.includes("*") ? { glob: specifier } : specifier;
+  return `"where": ${JSON.stringify({ "tool_input.subagent_type": value })} for the subagent it starts`;
 }
 
 /**

@@ -1607,6 +1607,18 @@ describe("lintPolicy: if entries that can never match", () => {
     expect(warnings.filter((w) => w.startsWith("$.rules[2]"))).toEqual([]);
   });
 
+  it.each([
+    ["task(research*)", "task", '{"tool_input.subagent_type":{"glob":"research*"}}'],
+    ["Agent(Explore)", "Agent", '{"tool_input.subagent_type":"Explore"}'],
+  ])("says %s never matches, and how to name the subagent it starts", async (ifRule, tool, where) => {
+    // deepagents sends its subagent tool as "task", whose input is a description and a
+    // subagent_type: that specifier matched nothing, with no word from check.
+    const warnings = await warningsFor([{ id: "sub", on: "PreToolUse", if: ifRule, decide: "deny" }]);
+    expect(warnings).toContain(
+      `$.rules[0].if: "${ifRule}" is matched against tool_input.command, which ${tool} calls do not carry, so it matches none that carries its input; write "${tool}" alone, with "where": ${where} for the subagent it starts`,
+    );
+  });
+
   it("names a path rule written as a Windows drive path, which matches no Windows path", async () => {
     const warnings = await warningsFor([
       {
