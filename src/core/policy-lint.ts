@@ -1042,26 +1042,58 @@ function lintWhereFields(rule: CompiledRule, warn: (path: string, message: strin
 }
 
 /**
- * A `where` field none of the rule's events declares, two edits from one they do (`cwdd`,
- * `stop_hook_actve`): a condition that needs it never holds, so the rule never applies, with no
- * other word from `check`. A field near none is left alone: a client may send fields newer than
- * events.ts knows, and an unknown event's fields are not known. A rule on a deepagents legacy
- * event is left to `lintWhereFields`, which already names the few keys such a body carries.
+ * Fields clients send that events.ts leaves untyped (clients.md §5.2, §5.3: no source states their
+ * type), by event: real fields, never a typo of a declared one.
+ */
+const UNTYPED_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  PostToolUse: ["tool_response", "tool_output"],
+  UserPromptExpansion: ["command_args"],
+  StopFailure: ["error_details"],
+  InstructionsLoaded: ["globs"],
+  ElicitationResult: ["content"],
+};
+
+/** The top-level fields a Claude Code event carries: those events.ts declares and the untyped ones. */
+function eventFields(event: string): ReadonlySet<string> {
+  return new Set([
+    "hook_event_name",
+    ...Object.keys(eventShape(event)?.fields ?? {}),
+    ...(UNTYPED_FIELDS[event] ?? []),
+  ]);
+}
+
+/**
+ * A `where` field none of the rule's events carries: a condition that needs it never holds, so the
+ * rule never applies, with no other word from `check`. Said with the events that carry it when
+ * another does (`model` is SessionStart's), never called a typo of a near name then (`mode`, on
+ * Elicitation); else with the name meant when it is two edits from one they carry (`cwdd`,
+ * `stop_hook_actve`). A field of no event and near none is left alone: a client may send fields
+ * newer than events.ts knows, and an unknown event's fields are not known. A rule on a deepagents
+ * legacy event, and a field EVENT_ONLY_FIELDS names, are left to `lintWhereFields`.
  */
 function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   if (rule.events === "*" || !rule.events.every((e) => CLAUDE_CODE_EVENT_SET.has(e))) return;
-  const shapes = rule.events.map((e) => eventShape(e)?.fields);
-  if (shapes.some((fields) => fields === undefined)) return;
-  const declared = new Set(["hook_event_name", ...shapes.flatMap((fields) => Object.keys(fields ?? {}))]);
+  if (rule.events.some((e) => eventShape(e) === undefined)) return;
+  const declared = new Set(rule.events.flatMap((e) => [...eventFields(e)]));
+  const lacking = `${rule.events.join(" and ")} ${rule.events.length > 1 ? "carry" : "carries"}`;
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const field = key.split(".")[0] ?? key;
+    if (declared.has(field) || Object.hasOwn(EVENT_ONLY_FIELDS, field)) continue;
+    if (reachWithout(condition) !== "never") continue;
+    const carriers = CLAUDE_CODE_EVENTS.filter((e) => eventFields(e).has(field));
+    if (carriers.length > 0) {
+      warn(
+        wherePath(rule, key),
+        `${lacking} no "${field}" (${carriers.join(", ")} ${carriers.length > 1 ? "do" : "does"}), so this condition never holds and the rule never applies`,
+      );
+      continue;
+    }
     // Two edits make a name of one or two letters into most short ones (`id` into `cwd`).
-    if (declared.has(field) || field.length <= 2 || reachWithout(condition) !== "never") continue;
-    const meant = closestName(field, declared);
+    const meant = field.length <= 2 ? undefined : closestName(field, declared);
     if (meant === undefined) continue;
     warn(
       wherePath(rule, key),
-      `${rule.events.join(" and ")} ${rule.events.length > 1 ? "carry" : "carries"} no "${field}", so this condition never holds and the rule never applies: did you mean ${JSON.stringify(meant + key.slice(field.length))}?`,
+      `${lacking} no "${field}", so this condition never holds and the rule never applies: did you mean ${JSON.stringify(meant + key.slice(field.length))}?`,
     );
   }
 }

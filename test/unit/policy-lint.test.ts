@@ -1544,6 +1544,36 @@ describe("a where field no event of the rule carries, a typo of one it does", ()
     expect(warnings.filter((w) => w.includes("did you mean"))).toEqual([]);
   });
 
+  // `model` is one edit from Elicitation's `mode`, and SessionStart's own field: it was called a
+  // typo of `mode`, which a rule meant for the session's model is not.
+  it.each([
+    ["Elicitation", "model", "SessionStart does"],
+    ["PreToolUse", "prompt", "UserPromptSubmit, UserPromptExpansion do"],
+    ["PostToolUseFailure", "tool_response", "PostToolUse does"],
+  ])(
+    "on %s, %j, another event's field, is said to be carried by that event, not called a typo",
+    async (on, field, carriers) => {
+      const warnings = await warningsFor([{ id: "r", on, where: { [field]: "x" }, context: "c" }]);
+      expect(warnings.filter((w) => w.startsWith(`$.rules[0].where.${field}:`))).toEqual([
+        `$.rules[0].where.${field}: ${on} carries no "${field}" (${carriers}), so this condition never holds and the rule never applies`,
+      ]);
+    },
+  );
+
+  // Fields a client sends that events.ts leaves untyped (clients.md §5.2, §5.3) are real fields.
+  it.each([
+    ["Elicitation", ["mcp_server_name", "message", "mode", "url", "elicitation_id", "requested_schema"]],
+    ["ElicitationResult", ["mcp_server_name", "elicitation_id", "mode", "action", "content"]],
+    ["PostToolUse", ["tool_response", "tool_output", "duration_ms"]],
+    ["UserPromptExpansion", ["command_args", "command_name"]],
+    ["StopFailure", ["error", "error_details"]],
+    ["InstructionsLoaded", ["globs", "load_reason"]],
+  ])("on %s, no field a client sends there gets a warning", async (on, fields) => {
+    const where = Object.fromEntries(fields.map((field) => [field, { exists: true }]));
+    const warnings = await warningsFor([{ id: "r", on, where, context: "c" }]);
+    expect(warnings.filter((w) => w.includes(".where"))).toEqual([]);
+  });
+
   it("says nothing of a field no event declares and none is near (a client's newer field)", async () => {
     const warnings = await warningsFor([
       { id: "r", on: "PreToolUse", where: { model_name: "x" }, decide: "deny", reason: "x" },
