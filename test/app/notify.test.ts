@@ -46,16 +46,24 @@ function setup() {
   return { send, jobs, logs, queue };
 }
 
-/** What the gateway hands the notifier for a Claude Code permission prompt a rule notifies to `audit`. */
-function promptInput(decisionId: string): NotifyInput {
-  const event = parseHookEvent({
-    session_id: "s",
+/**
+ * The body of Claude Code's Notification for a permission prompt in `session`. Its message names the
+ * tool the prompt is for, which picks the remembered call; "m" names none.
+ */
+function permissionPrompt(session: string, message = "Claude needs your permission to use Bash") {
+  return {
+    session_id: session,
     transcript_path: "/t",
     cwd: "/p",
     hook_event_name: "Notification",
-    message: "m",
+    message,
     notification_type: "permission_prompt",
-  });
+  };
+}
+
+/** What the gateway hands the notifier for a Claude Code permission prompt a rule notifies to `audit`. */
+function promptInput(decisionId: string): NotifyInput {
+  const event = parseHookEvent(permissionPrompt("s", "m"));
   if (!event.ok) throw new Error(event.error.message);
   return {
     decisionId,
@@ -144,14 +152,7 @@ describe("createNotifier", () => {
       },
       { notify: [] },
     );
-    await send({
-      session_id: "s1",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "Notification",
-      message: "Claude needs your permission to use Bash",
-      notification_type: "permission_prompt",
-    });
+    await send(permissionPrompt("s1"));
     const [job] = await jobs();
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "git push --force" });
   });
@@ -163,17 +164,10 @@ describe("createNotifier", () => {
     const pre = { session_id: "s1", transcript_path: "/t", cwd: "/p", hook_event_name: "PreToolUse" };
     await send({ ...pre, tool_name: "Bash", tool_input: { command: "git push --force" } }, { notify: [] });
     await send({ ...pre, tool_name: "Read", tool_input: { file_path: "README.md" } }, { notify: [] });
-    const prompt = {
-      session_id: "s1",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "Notification",
-      notification_type: "permission_prompt",
-    };
-    await send({ ...prompt, message: "Claude needs your permission to use Bash" });
+    await send(permissionPrompt("s1"));
     // A message that names no tool remembered, or none at all, gets the session's last one.
-    await send({ ...prompt, message: "Claude needs your permission to use Update" });
-    await send({ ...prompt, message: "m" });
+    await send(permissionPrompt("s1", "Claude needs your permission to use Update"));
+    await send(permissionPrompt("s1", "m"));
     expect((await jobs()).map((j) => j.notification.relatedTool)).toEqual([
       { toolName: "Bash", summary: "git push --force" },
       { toolName: "Read", summary: "README.md" },
@@ -190,12 +184,7 @@ describe("createNotifier", () => {
       { ...base, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command } },
       { notify: [] },
     );
-    await send({
-      ...base,
-      hook_event_name: "Notification",
-      message: "Claude needs your permission to use Bash",
-      notification_type: "permission_prompt",
-    });
+    await send(permissionPrompt("s2"));
     const [job] = await jobs();
     expect(job?.notification.relatedTool?.summary).toBe(`echo ${"a".repeat(294)}…`);
   });
@@ -213,32 +202,24 @@ describe("createNotifier", () => {
       tool_name: "Bash",
       tool_input: { command },
     });
-    const prompt = (session: string) => ({
-      session_id: session,
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "Notification",
-      message: "Claude needs your permission to use Bash",
-      notification_type: "permission_prompt",
-    });
     await send(pre("k", `mkdir -p keys && cat > k.pem <<'EOF'\n${KEY}\nEOF`), { notify: [] });
-    await send(prompt("k"));
+    await send(permissionPrompt("k"));
     await send(pre("p", "curl -s -H 'X-Policy: ptok-9f8e7d6c5b4a3928' https://x"), {
       notify: [],
       secrets: ["ptok-9f8e7d6c5b4a3928"],
     });
-    await send(prompt("p"));
+    await send(permissionPrompt("p"));
     // A quoted value across the 300-character cut: cut first, no shape would match what is left.
     await send(pre("q", `${"true && ".repeat(34)}export DB_PASSWORD="correct horse battery staple"`), {
       notify: [],
     });
-    await send(prompt("q"));
+    await send(permissionPrompt("q"));
     // An input with no command or path is summed up as its JSON, masked by its keys too.
     await send(
       { ...pre("j", ""), tool_name: "mcp__db__connect", tool_input: { user: "svc", pass: "hunter2hunter2" } },
       { notify: [] },
     );
-    await send(prompt("j"));
+    await send(permissionPrompt("j"));
     const summaries = (await jobs()).map((j) => j.notification.relatedTool?.summary ?? "");
     expect(summaries).toHaveLength(4);
     expect(summaries.join("\n")).not.toMatch(/MHcCAQEE|ptok-9f8e|corre|hunter2/);
@@ -347,12 +328,7 @@ describe("createNotifier", () => {
     ] as const) {
       const pre = { session_id: sessionId, transcript_path: "/t", cwd: "/p" };
       await send({ ...pre, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "ls" } });
-      await send({
-        ...pre,
-        hook_event_name: "Notification",
-        message: "m",
-        notification_type: "permission_prompt",
-      });
+      await send(permissionPrompt(sessionId, "m"));
       await send({ event: "tool.use", tool_name: "execute", tool_id: toolId, tool_args: {} });
       await send({ event: "tool.result", tool_name: "execute", tool_id: toolId, tool_status: "success" });
     }
@@ -377,12 +353,7 @@ describe("createNotifier", () => {
     // into its own sinks, and could plant one for the other's prompt.
     const { send, jobs } = setup();
     const pre = { session_id: "shared", transcript_path: "/t", cwd: "/p" };
-    const prompt = {
-      ...pre,
-      hook_event_name: "Notification",
-      message: "m",
-      notification_type: "permission_prompt",
-    };
+    const prompt = permissionPrompt("shared", "m");
     await send(
       { ...pre, hook_event_name: "PreToolUse", tool_name: "Bash", tool_input: { command: "deploy prod" } },
       { team: "platform", notify: [] },
@@ -416,12 +387,7 @@ describe("createNotifier", () => {
       { ...pre, hook_event_name: "PreToolUse", tool_name: `mcp__x__${"y".repeat(150_000)}`, tool_input: {} },
       { notify: [] },
     );
-    await send({
-      ...pre,
-      hook_event_name: "Notification",
-      message: "m",
-      notification_type: "permission_prompt",
-    });
+    await send(permissionPrompt("s", "m"));
     const [job] = await jobs();
     expect(job?.notification.relatedTool?.toolName).toMatch(/^mcp__x__y+…/);
     expect(job?.notification.relatedTool?.toolName.length).toBeLessThan(400);
@@ -437,14 +403,7 @@ describe("createNotifier", () => {
       { ...pre, tool_name: "Bash", tool_input: { command: "rm -rf ~" } },
       { decision: "deny", reason: "no rm of home", notify: [] },
     );
-    await send({
-      session_id: "s",
-      transcript_path: "/t",
-      cwd: "/p",
-      hook_event_name: "Notification",
-      message: "Claude needs your permission to use Bash",
-      notification_type: "permission_prompt",
-    });
+    await send(permissionPrompt("s"));
     const [job] = await jobs();
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "npm publish" });
   });
@@ -475,12 +434,7 @@ describe("createNotifier", () => {
         tool_name: "mcp__x__\ud83d",
         tool_input: { command: "echo \udc00!" },
       },
-      {
-        ...base,
-        hook_event_name: "Notification",
-        message: "Claude needs your permission to use mcp__x__\ud83d",
-        notification_type: "permission_prompt",
-      },
+      permissionPrompt("s", "Claude needs your permission to use mcp__x__\ud83d"),
     ];
     for (const [i, body] of events.entries()) {
       const event = parseHookEvent(body);
@@ -645,12 +599,7 @@ describe("createNotifier", () => {
       tool_name: "Bash",
       tool_input: { command },
     });
-    const prompt = {
-      ...base,
-      hook_event_name: "Notification",
-      message: "Claude needs your permission to use Bash",
-      notification_type: "permission_prompt",
-    };
+    const prompt = permissionPrompt("s");
     await send(bash("git status"), { notify: [] });
     full = true;
     await send(bash("git push --force"), { notify: [] });
@@ -682,13 +631,7 @@ describe("createNotifier", () => {
     });
     await send(pre("calm", "make"), { notify: [] });
     await send(pre("busy", "ls"), { notify: [] });
-    await send({
-      ...base,
-      session_id: "calm",
-      hook_event_name: "Notification",
-      message: "Claude needs your permission to use Bash",
-      notification_type: "permission_prompt",
-    });
+    await send(permissionPrompt("calm"));
     const [job] = (await queue.receive(10, 1000)).map((m) => m.body);
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "make" });
   });
@@ -702,12 +645,7 @@ describe("createNotifier", () => {
     await send({ ...base, tool_name: "Bash", tool_input: { command: "make" } }, { notify: [] });
     await send({ ...base, tool_name: "Bash", tool_input: { command: "rm -rf build" } }, { notify: [] });
     await send({ ...base, tool_name: "Read", tool_input: { file_path: "/p/a" } }, { notify: [] });
-    await send({
-      ...base,
-      hook_event_name: "Notification",
-      message: "Claude needs your permission to use Bash",
-      notification_type: "permission_prompt",
-    });
+    await send(permissionPrompt("s"));
     const [job] = (await queue.receive(10, 1000)).map((m) => m.body);
     expect(job?.notification.relatedTool).toBeUndefined();
   });
