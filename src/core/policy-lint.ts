@@ -1053,6 +1053,16 @@ const UNTYPED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   ElicitationResult: ["content"],
 };
 
+/**
+ * The fields of a tool call's input that TOOL_INPUT_FIELDS lists or an `if` reads (permission-rule.ts:
+ * the path fields, a Glob's `pattern`, WebFetch's `url`, WebSearch's `query`): a `where` on one at
+ * an event's top level (`command`) is a path into `tool_input` written short.
+ */
+const INPUT_FIELD_NAMES: ReadonlySet<string> = new Set([
+  ...[...TOOL_INPUT_FIELDS.values()].flatMap((fields) => Object.keys(fields)),
+  ...["file_path", "notebook_path", "path", "pattern", "url", "query"],
+]);
+
 /** The top-level fields a Claude Code event carries: those events.ts declares and the untyped ones. */
 function eventFields(event: string): ReadonlySet<string> {
   return new Set([
@@ -1080,6 +1090,14 @@ function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: s
     const field = key.split(".")[0] ?? key;
     if (declared.has(field) || Object.hasOwn(EVENT_ONLY_FIELDS, field)) continue;
     if (reachWithout(condition) !== "never") continue;
+    // Before another event's field: on PreToolUse, `file_path` is the call's, not ConfigChange's.
+    if (INPUT_FIELD_NAMES.has(field) && rule.events.every((e) => TOOL_EVENTS.has(e))) {
+      warn(
+        wherePath(rule, key),
+        `${lacking} no "${field}" at the top level, so this condition never holds and the rule never applies: a tool call's input is under tool_input; write ${JSON.stringify(`tool_input.${key}`)}`,
+      );
+      continue;
+    }
     const carriers = CLAUDE_CODE_EVENTS.filter((e) => eventFields(e).has(field));
     if (carriers.length > 0) {
       warn(

@@ -1560,6 +1560,23 @@ describe("a where field no event of the rule carries, a typo of one it does", ()
     },
   );
 
+  // A first policy's `"where": {"command": ...}`: the rule never applied, with no word from check,
+  // and `file_path` was said to be ConfigChange's.
+  it.each([
+    ["PreToolUse", "Bash", "command", { contains: "rm -rf" }],
+    ["PostToolUse", "Write|Edit", "file_path", { glob: "**/.env" }],
+  ])(
+    "on %s, a where on %s's input field %j outside tool_input says to write it under tool_input",
+    async (on, matcher, field, condition) => {
+      const warnings = await warningsFor([
+        { id: "r", on, matcher, where: { [field]: condition }, decide: "deny", reason: "x" },
+      ]);
+      expect(warnings.filter((w) => w.startsWith(`$.rules[0].where.${field}:`))).toEqual([
+        `$.rules[0].where.${field}: ${on} carries no "${field}" at the top level, so this condition never holds and the rule never applies: a tool call's input is under tool_input; write "tool_input.${field}"`,
+      ]);
+    },
+  );
+
   // Fields a client sends that events.ts leaves untyped (clients.md §5.2, §5.3) are real fields.
   it.each([
     ["Elicitation", ["mcp_server_name", "message", "mode", "url", "elicitation_id", "requested_schema"]],
