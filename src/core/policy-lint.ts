@@ -155,7 +155,13 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
   const events = rule.events === "*" ? [] : rule.events;
   for (const [i, name] of events.entries()) {
     const at = typeof rule.document.on === "string" ? `${p}.on` : `${p}.on[${i}]`;
-    if (!isKnownEvent(name)) {
+    const several = eventsInOneName(name);
+    if (several !== undefined) {
+      warn(
+        at,
+        `"${name}" names ${several.length} events in one string, which no client sends as an event's name; "on" takes a list: write ${JSON.stringify(several).replaceAll(",", ", ")}`,
+      );
+    } else if (!isKnownEvent(name)) {
       const meant = closestEvent(name);
       // The gateway refuses an event named so (events.ts): no client adds a miscased one of ours.
       warn(
@@ -209,6 +215,15 @@ function lintRule(rule: CompiledRule, warn: (path: string, message: string) => v
   lintPromptPlaceholders(rule, warn);
   lintRewriteOnPermissionRequest(rule, warn);
   lintRewriteFields(rule, warn);
+}
+
+/**
+ * The events an `on` name lists as a matcher or a sentence would (`"PreToolUse, PostToolUse"`,
+ * `"Stop|SubagentStop"`), when each is one a client sends: no client sends an event so named.
+ */
+function eventsInOneName(name: string): string[] | undefined {
+  const parts = name.split(/[\s,|;]+/).filter((part) => part !== "");
+  return parts.length > 1 && parts.every(isKnownEvent) ? parts : undefined;
 }
 
 /**

@@ -28,6 +28,20 @@ describe("lintPolicy: an event no client sends", () => {
     expect(warnings.find((w) => w.startsWith("$.rules[2].on"))).toMatch(/adds it\)$/);
   });
 
+  it("says to write a list for several events named in one string", async () => {
+    // It was told only that no client sends such an event, with no word of what to write.
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse, PostToolUse", decide: "deny" },
+      { id: "b", on: ["Stop|SubagentStop"], context: "c" },
+      { id: "c", on: "Stop, Brand New", context: "c" },
+    ]);
+    expect(warnings.filter((w) => w.includes(".on"))).toEqual([
+      '$.rules[0].on: "PreToolUse, PostToolUse" names 2 events in one string, which no client sends as an event\'s name; "on" takes a list: write ["PreToolUse", "PostToolUse"]',
+      '$.rules[1].on[0]: "Stop|SubagentStop" names 2 events in one string, which no client sends as an event\'s name; "on" takes a list: write ["Stop", "SubagentStop"]',
+      '$.rules[2].on: "Stop, Brand New" is not an event any supported client sends (accepted in case a client adds it)',
+    ]);
+  });
+
   it("says nothing of the matcher of a misspelt event: the matcher is right once the name is", async () => {
     // Before, "PreTooluse has no field a matcher is checked against; the matcher is ignored
     // there" beside the name's own warning: deleting the matcher, then mending the name, made a
