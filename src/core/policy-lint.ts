@@ -95,6 +95,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintRule(rule, warn);
     lintTeams(rule, teams, warn);
     lintMatcherCase(rule, warn);
+    lintMatcherNamesNoTool(rule, warn);
     lintMatcherNamesNothing(rule, warn);
     lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
@@ -526,6 +527,35 @@ function lintMatcherCase(rule: CompiledRule, warn: (path: string, message: strin
     else if (sent !== undefined && !rule.matcher(sent))
       warn(`${rule.path}.matcher`, nativeToolMessage(part, sent));
   }
+}
+
+/**
+ * A tool event's matcher written as another syntax a first policy borrows: a permission rule
+ * (`Bash(rm *)`, which is the `if`'s), or tool names separated by commas or spaces (`Write,Edit`).
+ * Each is read as one regular expression, which matches no tool it names, so the rule never
+ * applies there; said with what to write.
+ */
+function lintMatcherNamesNoTool(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const source = rule.document.matcher;
+  const matcher = rule.matcher;
+  if (source === undefined || !matcher || rule.events === "*") return;
+  if (!rule.events.every((event) => TOOL_EVENTS.has(event))) return;
+  const permission = /^\s*([A-Za-z][A-Za-z0-9_-]*)\(.*\)\s*$/s.exec(source);
+  const tool = permission?.[1];
+  if (tool !== undefined && !matcher(tool)) {
+    warn(
+      `${rule.path}.matcher`,
+      `"${source}" is a permission rule, which a matcher does not read: a matcher is a tool name or a regular expression of them, and this one matches no tool "${tool}"; write "matcher": "${tool}" and "if": ${JSON.stringify(source.trim())}`,
+    );
+    return;
+  }
+  const names = source.split(/[\s,]+/).filter((name) => name !== "");
+  const toolName = (name: string) => KNOWN_BY_LOWER.has(name.toLowerCase()) || name.startsWith("mcp__");
+  if (source.includes("|") || names.length < 2 || !names.every(toolName) || names.some(matcher)) return;
+  warn(
+    `${rule.path}.matcher`,
+    `"${source}" is read as one regular expression, commas and spaces included, so it matches none of the tools it names; separate them with "|": write "${names.join("|")}"`,
+  );
 }
 
 /**

@@ -1680,6 +1680,22 @@ describe("lintPolicy: if entries that can never match", () => {
     );
   });
 
+  // Each of these matched no tool, so the rule never applied, and check said nothing.
+  it("says what to write for a matcher written as a permission rule or as names split by commas or spaces", async () => {
+    const warnings = await warningsFor([
+      { id: "perm", on: "PreToolUse", matcher: "Bash(rm *)", decide: "deny" },
+      { id: "comma", on: "PreToolUse", matcher: "Write, Edit", decide: "ask" },
+      { id: "space", on: ["PostToolUse"], matcher: "Read Grep", context: "c" },
+      { id: "regex", on: "PreToolUse", matcher: "Bash(.*)", decide: "deny" },
+      { id: "fine", on: "PreToolUse", matcher: "Write|Edit", decide: "ask" },
+    ]);
+    expect(warnings.filter((w) => w.includes(".matcher"))).toEqual([
+      '$.rules[0].matcher: "Bash(rm *)" is a permission rule, which a matcher does not read: a matcher is a tool name or a regular expression of them, and this one matches no tool "Bash"; write "matcher": "Bash" and "if": "Bash(rm *)"',
+      '$.rules[1].matcher: "Write, Edit" is read as one regular expression, commas and spaces included, so it matches none of the tools it names; separate them with "|": write "Write|Edit"',
+      '$.rules[2].matcher: "Read Grep" is read as one regular expression, commas and spaces included, so it matches none of the tools it names; separate them with "|": write "Read|Grep"',
+    ]);
+  });
+
   it("names a path rule written as a Windows drive path, which matches no Windows path", async () => {
     const warnings = await warningsFor([
       {
