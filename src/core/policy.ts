@@ -428,6 +428,14 @@ function whereOperatorAt(path: readonly PropertyKey[]): boolean {
 }
 
 /**
+ * Words for a value that a hook's own output uses, far from the value's name: Claude Code's
+ * deprecated top-level `"decision": "approve"` is an allow (clients.md §6.2).
+ */
+const OLDER_WORDS: readonly (readonly [string, string, string])[] = [
+  ["approve", "allow", "Claude Code's deprecated word for it"],
+];
+
+/**
  * ": did you mean …?" naming the value of `values` that a string `at` most likely means, or "":
  * one in another case first (`"Deny"`: values are case-sensitive, and the word read as right),
  * else a near miss. Only the known value is quoted, never what was written.
@@ -437,6 +445,8 @@ function valueMeant(at: unknown, values: readonly unknown[]): string {
   const names = values.filter((v): v is string => typeof v === "string");
   const cased = names.find((name) => name.toLowerCase() === at.toLowerCase());
   if (cased !== undefined) return `: did you mean ${JSON.stringify(cased)}? values are case-sensitive`;
+  const older = OLDER_WORDS.find(([word, value]) => word === at.toLowerCase() && names.includes(value));
+  if (older !== undefined) return `: did you mean ${JSON.stringify(older[1])}? "${older[0]}" is ${older[2]}`;
   const meant = nearestName(at, names);
   return meant === undefined ? "" : `: did you mean ${JSON.stringify(meant)}?`;
 }

@@ -802,6 +802,7 @@ describe("schema messages that say what to fix (a hunt)", () => {
           { id: "a", on: "PreToolUse", decide: "Deny" },
           { id: "b", on: "PreToolUse", decide: "dney" },
           { id: "c", on: "PreToolUse", decide: "maybe" },
+          { id: "d", on: "PreToolUse", decide: "approve" },
         ],
         sinks: { s: { type: "Slack", url: "https://hooks.slack.com/services/x" } },
       }),
@@ -809,6 +810,8 @@ describe("schema messages that say what to fix (a hunt)", () => {
       '$.rules[0].decide: must be one of "allow", "deny", "ask", "defer", "block": did you mean "deny"? values are case-sensitive',
       '$.rules[1].decide: must be one of "allow", "deny", "ask", "defer", "block": did you mean "deny"?',
       '$.rules[2].decide: must be one of "allow", "deny", "ask", "defer", "block"',
+      // Claude Code's old word for an allow, far from any value's name: it got no suggestion.
+      '$.rules[3].decide: must be one of "allow", "deny", "ask", "defer", "block": did you mean "allow"? "approve" is Claude Code\'s deprecated word for it',
       '$.sinks.s.type: must be one of "slack", "discord", "webhook", "github-dispatch": did you mean "slack"? values are case-sensitive',
     ]);
   });
