@@ -122,8 +122,12 @@ function mcpTarget(name: string, specifier: string | undefined): Result<RuleTarg
 
 function toolTarget(name: string, specifier: string | undefined): Result<RuleTarget, string> {
   if (!TOOL_NAME.test(name)) {
+    // `Bash rm -rf *`: a tool that reads a specifier, and one written without the parentheses.
+    const [, tool = "", rest] = /^(\S+)\s+(.+)$/s.exec(name) ?? [];
+    const reads = ["Bash", "WebFetch", "WebSearch"].includes(tool) || Object.hasOwn(PATH_RULE_TOOLS, tool);
+    const meant = specifier === undefined && rest !== undefined && reads ? `: write "${tool}(${rest})"` : "";
     return err(
-      `"${name}" is not a tool name; a tool name is letters, digits, "_" and "-" (Bash, Read, mcp__server__tool)`,
+      `"${name}" is not a tool name; a tool name is letters, digits, "_" and "-" (Bash, Read, mcp__server__tool)${meant}`,
     );
   }
   const pathTools = Object.hasOwn(PATH_RULE_TOOLS, name) ? PATH_RULE_TOOLS[name] : undefined;

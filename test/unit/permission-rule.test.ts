@@ -39,7 +39,10 @@ describe("parsePermissionRule", () => {
     ["Bash)", /without a matching "\("/],
     ["Bash(ls) -la", /must end with "\)"/],
     ["(ls)", /not a tool name/],
-    ["Ba sh", /not a tool name/],
+    ["Ba sh", /not a tool name[^:]*$/],
+    // A first policy's `Bash rm -rf *`, its specifier written without the parentheses.
+    ["Bash rm -rf *", /not a tool name.*: write "Bash\(rm -rf \*\)"$/],
+    ["Read ./.env", /not a tool name.*: write "Read\(\.\/\.env\)"$/],
     ["Bash*", /not a tool name/],
     ["mcp__", /not an MCP tool name/],
     ["mcp__github__create(x)", /MCP rules take no specifier/],
