@@ -102,6 +102,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereToolNameCase(rule, warn);
     lintWhereStringOps(rule, warn);
     lintWhereGlobSeparators(rule, warn);
+    lintWhereGlobFolders(rule, warn);
     lintWhereDescent(rule, warn);
     lintWhereFields(rule, warn);
     lintWhereFieldTypos(rule, warn);
@@ -959,6 +960,29 @@ function lintWhereGlobSeparators(rule: CompiledRule, warn: (path: string, messag
       `${JSON.stringify(glob)} has "\\${plain}", which a glob reads as "${plain}": "\\" escapes the next character in a glob and is no separator (a where glob reads paths as on Linux), so a Windows client's path as sent (C:\\x) is not split at its "\\": for such a path, write an "if" path rule, which reads that path as /c/x (Read(//c/Users/**)), or a "regex"; for a "\\" itself, write two ("\\\\\\\\" in JSON)${
         plain === "." ? `; for a "." itself, drop the "\\" (a glob's "." is one)` : ""
       }`,
+    );
+  }
+}
+
+/** A `where` key of a path clients send absolute: a file's (clients.md §5.2), a folder, a transcript. */
+const ABSOLUTE_PATH_KEY = /(?:^|\.|_)(?:file_path|notebook_path|cwd|transcript_path)$/;
+
+/**
+ * A `where` glob with no `/` (`*.env`) on a path clients send absolute: a glob's `*` stops at a
+ * `/` (where.ts), so it matches a bare name only and no macOS or Linux path; `**\/` before it is
+ * meant. A Windows path has no `/`, so the glob may match one: said, with the `if` rule for it. One
+ * with a `**` or a `\` is left alone (lintWhereGlobSeparators says what a `\` does), and so is a
+ * `not` of one.
+ */
+function lintWhereGlobFolders(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const glob =
+      condition !== null && typeof condition === "object" ? (condition as WhereOperator).glob : undefined;
+    if (glob === undefined || glob === "" || /[/\\]|\*\*/.test(glob) || !ABSOLUTE_PATH_KEY.test(key))
+      continue;
+    warn(
+      `${wherePath(rule, key)}.glob`,
+      `${JSON.stringify(glob)} has no "/", so it matches a bare name only (a glob's "*" stops at a "/"), and clients send ${key} as an absolute path: it matches none on macOS or Linux; write ${JSON.stringify(`**/${glob}`)} to match it in any folder (a Windows path, which has no "/", is matched by an "if" path rule, such as Read(**/x))`,
     );
   }
 }

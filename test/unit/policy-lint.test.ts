@@ -1747,6 +1747,40 @@ describe("lintPolicy: if entries that can never match", () => {
   });
 });
 
+describe("lintPolicy: a where glob with no folder on an absolute path", () => {
+  // A first policy's `{"glob": "*.env"}` on a file's path matched no call, with no word from check.
+  const rules = [
+    { id: "bare", on: "PreToolUse", where: { "tool_input.file_path": { glob: "*.env" } }, decide: "deny" },
+    {
+      id: "meant",
+      on: "PreToolUse",
+      where: { "tool_input.file_path": { glob: "**/*.env" } },
+      decide: "deny",
+    },
+    { id: "name", on: "FileChanged", where: { event: { glob: "ch*" } }, context: "c" },
+  ];
+
+  it("says to write **/ before it, and nothing of a glob with a / or on a field that is no path", async () => {
+    expect((await warningsFor(rules)).filter((w) => w.includes(".glob"))).toEqual([
+      '$.rules[0].where["tool_input.file_path"].glob: "*.env" has no "/", so it matches a bare name only (a glob\'s "*" stops at a "/"), and clients send tool_input.file_path as an absolute path: it matches none on macOS or Linux; write "**/*.env" to match it in any folder (a Windows path, which has no "/", is matched by an "if" path rule, such as Read(**/x))',
+    ]);
+  });
+
+  it("reads the glob as the warning says: the bare one matches no absolute path, the one it names does", async () => {
+    const policy = await policyFrom({ version: 1, auth: { tokens: [] }, rules });
+    const event = parseHookEvent({
+      hook_event_name: "PreToolUse",
+      session_id: "s",
+      cwd: "/home/dev/proj",
+      tool_name: "Read",
+      tool_input: { file_path: "/home/dev/proj/.env" },
+    });
+    if (!event.ok) throw new Error("the event should parse");
+    const evaluation = evaluatePolicy(policy, event.value, { team: "default" });
+    expect(evaluation.enforced.map((m) => m.rule.id)).toEqual(["meant"]);
+  });
+});
+
 describe("lintPolicy: rules a typo keeps from ever applying", () => {
   it("names a team no token authenticates as, and one when the policy has no auth", async () => {
     const withAuth = await policyFrom({
