@@ -220,13 +220,40 @@ describe("gatewayRequest", () => {
         expect(result.ok && result.response.body).toBe(json);
         expect(result.ok && result.response.headers["content-encoding"]).toBeUndefined();
       }
+      // Through a proxy, the answer may be the proxy's own: said with the proxy, as its other failures are.
+      const via = proxy ? ` (through the proxy ${proxy.url})` : "";
       expect(await ask("/corrupt")).toEqual({
         ok: false,
-        error: `the answer from ${url}/corrupt (HTTP 200) does not decode as its Content-Encoding gzip says (incorrect header check)`,
+        error: `the answer from ${url}/corrupt (HTTP 200)${via} does not decode as its Content-Encoding gzip says (incorrect header check)`,
         fix: "check the server, or a proxy in front of the gateway, that compresses its answers",
       });
     },
   );
+
+  it.each([
+    ["directly", false],
+    ["through a proxy", true],
+  ])("refuses an answer that decodes past the size limit, %s, naming the route", async (_, proxied) => {
+    // A small gzip answer that decodes to more than the client takes (a gzip bomb) is as large as
+    // one that came that large: through a proxy, said with the proxy, as that one is.
+    const url = await serve((_req, res) =>
+      res.writeHead(200, { "content-encoding": "gzip" }).end(gzipSync(Buffer.alloc(4096, 32))),
+    );
+    const proxy = proxied ? await forwardProxy() : undefined;
+    const result = await gatewayRequest({
+      method: "POST",
+      url: `${url}/bomb`,
+      body: "{}",
+      timeoutMs: 5000,
+      maxBytes: 1024,
+      ...(proxy && { proxy: proxy.url }),
+    });
+    const via = proxy ? ` (through the proxy ${proxy.url})` : "";
+    expect(result).toEqual({
+      ok: false,
+      error: `the answer from ${url}/bomb${via} is larger than the client accepts`,
+    });
+  });
 
   it.each([
     ["directly", false],

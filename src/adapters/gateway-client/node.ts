@@ -119,6 +119,7 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
  * client (axios) decodes gzip, deflate and br (clients.md §2.1), so `send` prints, and `doctor`
  * reads, what the agent's hook would have read. `send` asks for no coding, but a server or a proxy
  * in front of the gateway may compress all the same. node:zlib is loaded only for such an answer.
+ * `via` names the proxy it came through: the answer may be that proxy's own (its block page).
  */
 export async function answered(
   status: number,
@@ -126,7 +127,9 @@ export async function answered(
   body: Buffer,
   url: URL,
   maxBytes: number,
+  via?: string,
 ): Promise<GatewayResult> {
+  const route = via === undefined ? "" : ` (${via})`;
   const codings = (headers["content-encoding"] ?? "")
     .split(",")
     .map((c) => c.trim().toLowerCase())
@@ -150,10 +153,10 @@ export async function answered(
       decoded = decode(decoded);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
-        return { ok: false, error: `the answer from ${url.href} is larger than the client accepts` };
+        return { ok: false, error: `the answer from ${url.href}${route} is larger than the client accepts` };
       return {
         ok: false,
-        error: `the answer from ${url.href} (HTTP ${status}) does not decode as its Content-Encoding ${coding} says (${errorMessage(e).replace(/\s+/g, " ").trim()})`,
+        error: `the answer from ${url.href} (HTTP ${status})${route} does not decode as its Content-Encoding ${coding} says (${errorMessage(e).replace(/\s+/g, " ").trim()})`,
         fix: "check the server, or a proxy in front of the gateway, that compresses its answers",
       };
     }

@@ -67,7 +67,7 @@ export async function proxiedRequest(
     for (const [name, value] of Object.entries(res.headers)) {
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
     }
-    return await answered(res.statusCode, headers, Buffer.concat(chunks), url, maxBytes);
+    return await answered(res.statusCode, headers, Buffer.concat(chunks), url, maxBytes, via);
   } catch (e) {
     if (signal.aborted) {
       return { ok: false, error: `${url.href} did not answer within ${request.timeoutMs / 1000} s (${via})` };
