@@ -8,7 +8,7 @@
 import dns from "node:dns";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest } from "../../src/adapters/gateway-client/node.js";
 import { forwardProxy } from "../support/forward-proxy.js";
@@ -229,6 +229,18 @@ describe("gatewayRequest", () => {
       });
     },
   );
+
+  it("decodes a deflate answer sent without its zlib header, as the agent's http client does", async () => {
+    // Some servers send `Content-Encoding: deflate` as raw deflate data; axios (Claude Code's http
+    // client) puts a zlib header in front of data that has none, so the agent's hook reads it,
+    // and `send` failed where the hook had its answer.
+    const json = '{"decision":"block","reason":"raw"}';
+    const url = await serve((_req, res) =>
+      res.writeHead(200, { "content-encoding": "deflate" }).end(deflateRawSync(json)),
+    );
+    const result = await gatewayRequest({ method: "POST", url: `${url}/raw`, body: "{}", timeoutMs: 5000 });
+    expect(result.ok && result.response.body).toBe(json);
+  });
 
   it.each([
     ["directly", false],

@@ -141,7 +141,9 @@ export async function answered(
   const decoders: Record<string, ((b: Buffer) => Buffer) | undefined> = {
     gzip: (b) => zlib.gunzipSync(b, flush),
     "x-gzip": (b) => zlib.gunzipSync(b, flush),
-    deflate: (b) => zlib.inflateSync(b, flush),
+    // Raw deflate data (no zlib header, whose first byte is 0x78) is read as axios reads it: some
+    // servers send `deflate` so, and the agent's hook had its answer where send failed.
+    deflate: (b) => (b[0] === 0x78 ? zlib.inflateSync(b, flush) : zlib.inflateRawSync(b, flush)),
     br: (b) => zlib.brotliDecompressSync(b, { maxOutputLength: maxBytes }),
   };
   let decoded = body;
