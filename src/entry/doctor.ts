@@ -344,10 +344,13 @@ function loopbackThroughProxy(
     };
   }
   const listed = read.noProxy !== undefined && env[read.noProxy] ? `,$${read.noProxy}` : "";
+  // The entry as the client matches it: deepcode compares the URL's host name, an IPv6 address in
+  // its brackets (`[::1]`), and `::1` left its hooks on the proxy after the fix was done.
+  const entry = dialect === "deepcode" ? new URL(hookUrl).hostname : host;
   return {
     ok: false,
     line: `proxy: ${agent} posts to ${host} through the proxy at ${proxy.host}, as ${read.noProxy} does not exempt it, and that proxy reaches its own loopback, not this machine's: the hook fails and the tool call runs as if no hook had answered`,
-    fix: `add ${host} to ${read.noProxy} in the shell that starts the agent (export ${read.noProxy}=${host}${listed})`,
+    fix: `add ${entry} to ${read.noProxy} in the shell that starts the agent (export ${read.noProxy}=${entry}${listed})`,
   };
 }
 

@@ -475,6 +475,17 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     const neither = await doctor(url, { ...remote, no_proxy: "foo" });
     expect(neither.proxy).toMatch(/^✗ proxy: .* as no_proxy does not exempt it/);
     expect(neither.out).toContain(`(export no_proxy=${host},$no_proxy)`);
+    // An IPv6 gateway: the NO_PROXY the fix exports is one each client reads as exempting it.
+    // deepcode compares an entry with the URL's host name, brackets and all, so that `::1` leaves
+    // its hooks on the proxy, and a user who did as the fix said got the same failure again.
+    for (const client of ["claude-code", "deepcode"]) {
+      const v6 = `http://[::1]:${new URL(server.url).port}/v1/hooks/${client}`;
+      const failed = await doctor(v6, remote);
+      const exported = /\(export NO_PROXY=([^,)]*),\$NO_PROXY\)/.exec(failed.out)?.[1];
+      expect(exported, failed.out).toBeDefined();
+      const fixed = await doctor(v6, { ...remote, NO_PROXY: `${exported},${remote.NO_PROXY}` });
+      expect(fixed.proxy, `${client}: ${fixed.out}`).toBeUndefined();
+    }
   });
 
   it("runs the address check through a proxy when NO_PROXY exempts the hook's host, as each client reads it", async () => {
