@@ -363,7 +363,9 @@ function proxyFix(hookUrl: string, dialect: string, env: Env, via: { proxy?: str
   if (via.proxy === undefined) return undefined;
   const host = new URL(hookUrl).host;
   const noProxy = agentProxy(hookUrl, dialect, env).noProxy ?? "NO_PROXY";
-  return `check that the proxy runs and reaches ${host}, as the agent's hooks go through it; or, for the agent to connect to ${host} directly, add it to ${noProxy} in the shell that starts the agent`;
+  // deepcode matches an entry with the host name alone: the host and port leave its hooks on the proxy.
+  const entry = dialect === "deepcode" ? new URL(hookUrl).hostname : "it";
+  return `check that the proxy runs and reaches ${host}, as the agent's hooks go through it; or, for the agent to connect to ${host} directly, add ${entry} to ${noProxy} in the shell that starts the agent`;
 }
 
 /** A failed request with `fix` (proxyFix) where the failure does not say its own. */

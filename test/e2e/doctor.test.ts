@@ -363,6 +363,37 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     );
   });
 
+  it("names the NO_PROXY entry that exempts a deepcode route, which matches no port, when its proxy is down", async () => {
+    // deepcode compares an entry with the host name alone: `127.0.0.1:8787`, the host and port the
+    // fix named, leaves its hooks on the proxy, and the next run failed the same way.
+    const hookUrl = `${server.url}/v1/hooks/deepcode`;
+    const host = new URL(server.url).hostname;
+    const doctor = async (env: Record<string, string>) => {
+      let out = "";
+      const io = {
+        out: (text: string) => {
+          out += text;
+        },
+        err: () => {},
+        stdin: async () => new Uint8Array(),
+      };
+      const code = await doctorCommand(
+        ["--url", hookUrl],
+        io,
+        { HOOKGATE_TOKEN: TOKEN, ...env },
+        async () => [host],
+      );
+      return { code, out };
+    };
+    const down = { HTTPS_PROXY: `http://127.0.0.1:${await refusingPort()}` };
+    const failed = await doctor(down);
+    expect(failed.code, failed.out).toBe(1);
+    const entry = /add (\S+) to NO_PROXY in the shell/.exec(failed.out)?.[1];
+    expect(entry, failed.out).toBe(host);
+    const fixed = await doctor({ ...down, NO_PROXY: entry ?? "" });
+    expect(fixed.code, fixed.out).toBe(0);
+  });
+
   it("says that deepcode reads no * in NO_PROXY, where its hooks, and so the checks, go through the proxy", async () => {
     // deepcode drops an entry's leading * and matches what is left, no host: the "no proxy at
     // all" of curl and Claude Code leaves its hooks on the proxy, and a fix to add the host to
