@@ -230,6 +230,30 @@ describe("gatewayRequest", () => {
     },
   );
 
+  it("decodes up to three codings, as the egress guard does, and reads an answer that names more as it came", async () => {
+    // Each coding is decoded whole, up to the size limit, on the one thread, where the timeout
+    // cannot stop it: a header of a thousand `gzip`s over a body of stored blocks kept `send`
+    // decoding for seconds after its timeout. No server compresses an answer four times.
+    const json = '{"decision":"block"}';
+    const coded = (times: number) => {
+      let body = Buffer.from(json);
+      for (let i = 0; i < times; i++) body = gzipSync(body);
+      return body;
+    };
+    const url = await serve((req, res) => {
+      const times = Number(req.url?.slice(1));
+      res.writeHead(200, { "content-encoding": Array(times).fill("gzip").join(", ") }).end(coded(times));
+    });
+    const ask = (times: number) =>
+      gatewayRequest({ method: "POST", url: `${url}/${times}`, body: "{}", timeoutMs: 5000 });
+    const three = await ask(3);
+    expect(three.ok && three.response.body).toBe(json);
+    const four = await ask(4);
+    // gzip's first byte (0x1f), where the decoded answer starts with "{".
+    expect(four.ok && four.response.body.charCodeAt(0)).toBe(0x1f);
+    expect(four.ok && four.response.headers["content-encoding"]).toBe("gzip, gzip, gzip, gzip");
+  });
+
   it("decodes a deflate answer sent without its zlib header, as the agent's http client does", async () => {
     // Some servers send `Content-Encoding: deflate` as raw deflate data; axios (Claude Code's http
     // client) puts a zlib header in front of data that has none, so the agent's hook reads it,

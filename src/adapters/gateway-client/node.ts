@@ -135,7 +135,10 @@ export async function answered(
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== "" && c !== "identity")
     .reverse();
-  if (codings.length === 0) return { ok: true, response: { status, headers, body: body.toString("utf8") } };
+  // More than three, as the egress guard reads them (egress/undici.ts): each is decoded whole on
+  // this thread, past the timeout's reach, and a header of a thousand held `send` for seconds.
+  if (codings.length === 0 || codings.length > 3)
+    return { ok: true, response: { status, headers, body: body.toString("utf8") } };
   const zlib = await import("node:zlib");
   const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: maxBytes };
   const decoders: Record<string, ((b: Buffer) => Buffer) | undefined> = {
