@@ -224,6 +224,18 @@ describe("README's output of the example policy", () => {
     ).toEqual({ doctor: hash, audit: hash });
   });
 
+  // The example's tests pass (test/e2e/policy-test.test.ts), so README's run of them lists each
+  // case as it is named now: a case added to examples/policy.test.json is a line added here.
+  it("shows every case of examples/policy.test.json in its run of hookgate test", () => {
+    const command = "$ npx hookgate test examples/policy.json examples/policy.test.json --coverage\n";
+    const start = README.indexOf(command) + command.length;
+    const shown = README.slice(start, README.indexOf("\ncoverage: ", start)).split("\n");
+    const cases: { name: string }[] = JSON.parse(
+      readFileSync(join(ROOT, "examples/policy.test.json"), "utf8"),
+    ).cases;
+    expect(shown).toEqual([...cases.map((c) => `PASS  ${c.name}`), `${cases.length} passed, 0 failed`]);
+  });
+
   // The replay example's candidate is examples/policy.json with one rule changed, so every edit of
   // the example changes its hash too, and the report README shows must change with it.
   it("shows the hash the replay example's candidate has now", async () => {
