@@ -307,7 +307,7 @@ export function parseForwardResponse(
   // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`;
   // so does one of nothing but the characters the agent is not handed (shownText).
   const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
-  const visible = (text: string | undefined) => text && withoutControlsButLines(text);
+  const visible = (text: string | undefined) => text && shownText(text, secrets);
   const said = (ownWon ? visible(own.reason) || visible(topReason) : visible(topReason)) || undefined;
   // Claude Code shows an ask's updatedInput in its dialog (its hooks docs), but hookgate sends a
   // rewrite only with an allow (POLICY.md): the dialog is for the call as it came, and approving
@@ -352,10 +352,11 @@ export function parseForwardResponse(
  * server may quote what the agent sent, so each loses what a model's reason loses (judge.ts): an
  * ESC or CSI sequence's introducer (OSC 52 writes the clipboard), a carriage return, the line
  * separators, the bidirectional controls and marks; tabs, newlines and the joiners stay. Scrubbed
- * of the policy's secrets once they are gone: one inside a secret hid it from the scrub.
+ * of the policy's secrets before and after they go: a secret may hold one (a zero-width space
+ * pasted with it), which dropping it would leave unmatched, and one inside a secret hid it.
  */
 function shownText(text: string, secrets: readonly string[]): string {
-  return scrubSecrets(withoutControlsButLines(text), secrets);
+  return scrubSecrets(withoutControlsButLines(scrubSecrets(text, secrets)), secrets);
 }
 
 /**

@@ -198,6 +198,36 @@ describe("parseForwardResponse: what a failure message quotes of the answer", ()
   });
 });
 
+describe("parseForwardResponse: the policy's secrets in the texts the agent is handed", () => {
+  // A value pasted from a web page may hold a zero-width space or a direction mark: a secret as
+  // the policy has it (collectSecrets keeps such values whole), quoted back by the server.
+  const HOLDING = "Qm7vX2pL9rT4\u200bwZ8kN3cF6hJ1";
+  const SPLIT = "Yt5bR8nE2sD6gH9jK4mP7qW3";
+  it.each([
+    ["one that holds a character the agent is not handed", HOLDING, HOLDING],
+    ["one split by such a character", SPLIT, `${SPLIT.slice(0, 8)}\u001b${SPLIT.slice(8)}`],
+  ])("masks %s", (_, secret, quoted) => {
+    const body = json({
+      systemMessage: `seen ${quoted}`,
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: `token ${quoted} refused`,
+        additionalContext: `ctx ${quoted}`,
+      },
+    });
+    const result = parseForwardResponse("r1", 200, body, "PreToolUse", "claude-code", [secret]);
+    expect(result).toStrictEqual(
+      effect({
+        decision: "deny",
+        reason: "token [masked] refused",
+        context: "ctx [masked]",
+        systemMessage: "seen [masked]",
+      }),
+    );
+  });
+});
+
 describe("parseForwardResponse: schema (clients.md §6.1)", () => {
   it.each([
     ["continue", { continue: "no" }],
