@@ -6,7 +6,7 @@
  * through the egress port (app/remote-actions.ts).
  */
 import type { RuleEffect } from "./decision.js";
-import { escapeControls, withoutControlsButLines } from "./escape-controls.js";
+import { escapeControls } from "./escape-controls.js";
 import {
   carriesContext,
   DEEPAGENTS_OUTPUT_EVENTS,
@@ -17,7 +17,7 @@ import {
 import type { Dialect } from "./hook-event.js";
 import { deepEqual } from "./json-equal.js";
 import { writeJson } from "./json-write.js";
-import { maskString, scrubSecrets } from "./mask.js";
+import { maskString, scrubbedWithout, scrubSecrets } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
@@ -356,7 +356,7 @@ export function parseForwardResponse(
  * pasted with it), which dropping it would leave unmatched, and one inside a secret hid it.
  */
 function shownText(text: string, secrets: readonly string[]): string {
-  return scrubSecrets(withoutControlsButLines(scrubSecrets(text, secrets)), secrets);
+  return scrubbedWithout(text, secrets);
 }
 
 /**

@@ -8,7 +8,7 @@ import { withoutControls, withoutControlsButLines } from "./escape-controls.js";
 import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
 import { writeJson } from "./json-write.js";
-import { cutOutsideShapes, maskString, scrubSecrets } from "./mask.js";
+import { cutOutsideShapes, maskString, scrubbedWithout } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
 import { capString, capStringsToFit, cut, shorten, TRUNCATION_MARKER } from "./truncate.js";
 
@@ -308,7 +308,7 @@ export interface JudgeFailure {
 /**
  * Provider text that reaches a failure message is masked and cut: it ends up in logs. Masked
  * whole, then cut, so a cut never leaves the start of a secret. It loses its control characters
- * first, as a verdict's reason does (`withoutControlsButLines`): the message is the onError
+ * as a verdict's reason does (`scrubbedWithout`): the message is the onError
  * reason the agent's terminal shows, and a refusal's text is the model's own, steerable by the
  * event.
  */
@@ -325,7 +325,7 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 }
 
 function providerText(text: string, secrets: readonly string[]): string {
-  const masked = maskString(scrubSecrets(withoutControlsButLines(text), secrets));
+  const masked = maskString(scrubbedWithout(text, secrets));
   return shorten(masked, MAX_PROVIDER_TEXT);
 }
 
@@ -381,12 +381,14 @@ export function parseJudgeResponse(
   // sequence after its ESC is plain text. Its own tabs and newlines stay.
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
-  // Scrubbed once its control characters are gone: one inside a secret hid it from the scrub,
-  // and dropping it afterwards joined the secret up again. Cut last, so a cut never leaves the
+  // Scrubbed before and after its control characters go (scrubbedWithout): one inside a secret
+  // hid it from the scrub, and a secret may hold one itself. Cut last, so a cut never leaves the
   // start of a secret. One of nothing but control characters is none, as an empty one is
   // (readVerdict).
-  const shown = withoutControlsButLines(verdict.value.reason);
-  const reason = shown.trim() === "" ? NO_REASON : scrubSecrets(shown, secrets);
+  const reason =
+    withoutControlsButLines(verdict.value.reason).trim() === ""
+      ? NO_REASON
+      : scrubbedWithout(verdict.value.reason, secrets);
   return ok({ ...verdict.value, reason: cappedReason(reason) });
 }
 
@@ -847,7 +849,7 @@ const MAX_KEY_CHARS = 40;
 function keysNamed(keys: readonly string[], secrets: readonly string[]): string {
   const named = keys
     .slice(0, MAX_KEYS_NAMED)
-    .map((key) => shorten(maskString(scrubSecrets(withoutControls(key), secrets)), MAX_KEY_CHARS));
+    .map((key) => shorten(maskString(scrubbedWithout(key, secrets, withoutControls)), MAX_KEY_CHARS));
   const more = keys.length - named.length;
   return `${named.join(", ")}${more > 0 ? ` and ${more} more` : ""}`;
 }

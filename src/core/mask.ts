@@ -3,7 +3,7 @@
  * Values under secret-looking keys are replaced whole; inside strings, well-known credential
  * shapes (mask-shapes.ts) are replaced.
  */
-import { escapeControls } from "./escape-controls.js";
+import { escapeControls, withoutControlsButLines } from "./escape-controls.js";
 import { SECRET_SHAPES as BUNDLED_SHAPES, type SecretShape } from "./mask-shapes.js";
 import { sliceCodePoints } from "./truncate.js";
 
@@ -231,6 +231,20 @@ function needlesOf(secrets: readonly string[]): readonly string[] {
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   return scrub(text, secrets, maskEvery);
+}
+
+/**
+ * Text handed to the agent (a model's or a team server's reason, a provider's message), without
+ * the characters `strip` drops (those that act in a terminal), scrubbed of the policy's secrets
+ * before and after they go: a secret may hold one (a zero-width space pasted with it), which
+ * dropping it first would leave unmatched, and one inside a secret hides it from the first scrub.
+ */
+export function scrubbedWithout(
+  text: string,
+  secrets: readonly string[],
+  strip: (text: string) => string = withoutControlsButLines,
+): string {
+  return scrubSecrets(strip(scrubSecrets(text, secrets)), secrets);
 }
 
 /** `text` with each of the secrets' needles that it holds masked by `mask`, longest first. */

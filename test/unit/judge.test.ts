@@ -1221,6 +1221,29 @@ describe("parseJudgeResponse", () => {
     }
   });
 
+  it("masks a policy secret that itself holds a character the agent is not handed, in a reason and a refusal", () => {
+    // A value pasted from a web page may hold a zero-width space: the policy keeps it whole, and
+    // dropping the character before the scrub left it unmatched, to reach the agent without it.
+    const secret = "Qm7vX2pL9rT4\u200bwZ8kN3cF6hJ1";
+    for (const provider of ["anthropic", "openai"] as const) {
+      const verdict = JSON.stringify({ ok: false, reason: `it sends ${secret} out` });
+      const body = provider === "anthropic" ? anthropicTextAnswer(verdict) : openaiAnswer(verdict);
+      expect(parseJudgeResponse(provider, 200, body, [secret])).toEqual({
+        ok: true,
+        value: { ok: false, reason: "it sends [masked] out" },
+      });
+    }
+    const refusal = JSON.stringify({
+      content: [],
+      stop_reason: "refusal",
+      stop_details: { type: "refusal", category: null, explanation: `declined for ${secret}` },
+    });
+    expect(parseJudgeResponse("anthropic", 200, refusal, [secret])).toEqual({
+      ok: false,
+      error: { code: "JUDGE_REFUSED", message: "anthropic refused to judge (declined for [masked])" },
+    });
+  });
+
   it.each([
     [
       "a reasoning model's <think> block before the verdict",
