@@ -45,7 +45,15 @@ export function sqliteFix(message: string, failure: SqliteFileFailure): string |
     return `the disk under the data dir is full (or its user's quota): free some space${running ? then : " and start again, or pass a --data-dir on another disk"}`;
   if (/database is locked/.test(message))
     return `another process holds that file locked (a sqlite3 shell or a backup left in a transaction, or on queue.sqlite a hookgate dlq command still running): let it finish or end it${running ? then : ", and start again; on a network or VM-shared file system (NFS, WSL's /mnt/c, a Docker Desktop bind mount) SQLite's locks may not work: use a --data-dir on a local disk"}`;
-  if (/disk I\/O error|EFBIG/.test(message))
-    return `a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing, or it is a network or VM-shared file system SQLite cannot write to safely; raise the limit, free some space or use a --data-dir on a local disk, and start ${running ? "serve " : ""}again${then}`;
+  if (/disk I\/O error|EFBIG/.test(message)) {
+    // SQLite tells a user's quota (EDQUOT) and the file size limit (EFBIG) as a write error, which
+    // a running serve waits out, a delivery's outcome recorded once room is made: told to start
+    // serve again first, its operator gave up the outcomes waiting, their jobs sent again.
+    const why =
+      "a write in it failed: the user's disk quota or this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing, or it is a network or VM-shared file system SQLite cannot write to safely";
+    return running
+      ? `${why}; free some space or raise the quota or limit, and serve goes on${then}; on a failing or shared disk, stop serve and start it again with a --data-dir on a local disk`
+      : `${why}; raise the limit or quota, free some space or use a --data-dir on a local disk, and start again`;
+  }
   return undefined;
 }

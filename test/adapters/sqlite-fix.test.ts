@@ -34,12 +34,21 @@ describe("sqliteFix", () => {
     ],
     [
       "disk I/O error",
-      "raise the limit, free some space or use a --data-dir on a local disk, and start again",
-      "raise the limit, free some space or use a --data-dir on a local disk, and start serve again; WAITS",
+      "raise the limit or quota, free some space or use a --data-dir on a local disk, and start again",
+      "free some space or raise the quota or limit, and serve goes on; WAITS",
     ],
   ])("tells %j at the start and while serve runs", (message, start, run) => {
     expect(atStart(message)).toContain(start);
     expect(running(message)).toContain(run);
+  });
+
+  it("tells a running serve's write error, a quota's or a file size limit's, without a restart first", () => {
+    // SQLite says "disk I/O error" (SQLITE_IOERR_WRITE) for a user's quota (EDQUOT) or the file
+    // size limit (EFBIG), which serve waits out: a delivery's outcome is recorded once room is
+    // made. "Start serve again" gave up the outcomes waiting (stopWaiting), their jobs sent again.
+    const run = running("disk I/O error");
+    expect(run).toContain("the user's disk quota or this process's file size limit");
+    expect(run?.indexOf("serve goes on")).toBeLessThan(run?.indexOf("stop serve") ?? -1);
   });
 
   it("knows no fix for a failure it does not name", () => {

@@ -695,7 +695,7 @@ describe("a data dir that cannot be used", () => {
       `cannot use the data dir ${dataDir} (cannot lock ${join(dataDir, "serve.lock")}: disk I/O error)`,
     );
     expect(stderr).toContain(
-      "a write in it failed: this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing",
+      "a write in it failed: the user's disk quota or this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing",
     );
     expect(stderr).not.toContain("pass --data-dir with a writable directory");
   });
