@@ -229,6 +229,12 @@ function arrayOf(item: Field, error: string): Field {
 // The error texts complete "<path> ..." and never echo the input, which may hold secrets.
 /** Any JSON value: an item of a list whose items no source describes. */
 const ANY: FieldShape = { types: ["string", "number", "boolean", "object", "array"] };
+/** A field that takes any JSON value. */
+const anything = field(
+  () => z.unknown(),
+  () => true,
+  ANY,
+);
 const string = field(() => z.string({ error: "must be a string" }), isString, { types: ["string"] });
 const str = optional(string);
 const num = optional(
@@ -263,13 +269,7 @@ const toolInput = obj;
  * the string they came as when they are not JSON (src/loop.ts `safeParseArgs`), a call its loop
  * then refuses; refusing the batch for it would skip every rule on the event.
  */
-const batchedToolInput = optional(
-  field(
-    () => z.unknown(),
-    () => true,
-    ANY,
-  ),
-);
+const batchedToolInput = optional(anything);
 /**
  * MessageDisplay's `turn_id`: Claude Code sends a string, deepcode its turn counter as a number
  * (src/tui/useChat.ts: `turn_id: currentTurnId`). Refusing the number answered every deepcode
@@ -282,16 +282,7 @@ const turnId = optional(
     { types: ["string", "number"] },
   ),
 );
-const list = optional(
-  arrayOf(
-    field(
-      () => z.unknown(),
-      () => true,
-      ANY,
-    ),
-    "must be an array",
-  ),
-);
+const list = optional(arrayOf(anything, "must be an array"));
 const strList = optional(arrayOf(string, "must be an array"));
 const requiredToolName = field(
   () =>
