@@ -20,9 +20,9 @@ import type { Env } from "./send.js";
  * no_proxy alone when set, and took any proxy: `older` says why it went through the proxy where
  * the current release does not. deepcode's splits NO_PROXY (before no_proxy) on commas, drops a
  * leading `*` or `.`, and takes the host or any name below it, compared with the URL's host
- * name brackets and all (`[::1]` exempts `http://[::1]`, `::1` does not), so that `*` alone,
- * which curl reads as "no proxy at all", exempts nothing; and picks its proxy by `??`, so an
- * empty https_proxy means none. Each is read as its code does, not mended: `doctor` says what
+ * name brackets and all (`[::1]` exempts `http://[::1]`, `::1` does not); `*` alone, which curl
+ * reads as "no proxy at all", is left empty by that and exempts nothing (`starIgnored`). It picks
+ * its proxy by `??`, so an empty https_proxy means none. Each is read as its code does, not mended: `doctor` says what
  * the agent does, and `send` goes the agent's way.
  */
 export function agentProxy(
@@ -38,7 +38,7 @@ export function agentProxy(
   readonly ignored?: string;
   /** Why Claude Code 2.1.112 and earlier go through the proxy where the current release does not. */
   readonly older?: string;
-  /** NO_PROXY holds a `*`, which deepcode reads as no host, not as every host. */
+  /** The variable `noProxy` names holds a `*`, which deepcode reads as no host, not as every host. */
   readonly starIgnored?: true;
 } {
   const url = new URL(hookUrl);
