@@ -303,12 +303,12 @@ function routeText(
 }
 
 /** Why the agent connects directly though a proxy is set, as a check's line says it. */
-function directWhy(via: ReturnType<typeof agentProxy>, agent: string): string | undefined {
-  if (via.exemptedBy !== undefined) {
-    return `${via.exemptedBy} ${via.exemptedBy.includes(" and ") ? "exempt" : "exempts"} it from the proxy`;
+function directWhy(read: ReturnType<typeof agentProxy>, agent: string): string | undefined {
+  if (read.exemptedBy !== undefined) {
+    return `${read.exemptedBy} ${read.exemptedBy.includes(" and ") ? "exempt" : "exempts"} it from the proxy`;
   }
-  if (via.ignored !== undefined)
-    return `${agent} ignores ${via.ignored}, a proxy without a scheme such as http://`;
+  if (read.ignored !== undefined)
+    return `${agent} ignores ${read.ignored}, a proxy without a scheme such as http://`;
   return undefined;
 }
 
