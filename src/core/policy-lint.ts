@@ -1154,7 +1154,7 @@ function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: s
   if (rule.events === "*" || !rule.events.every((e) => CLAUDE_CODE_EVENT_SET.has(e))) return;
   if (rule.events.some((e) => eventShape(e) === undefined)) return;
   const declared = new Set(rule.events.flatMap((e) => [...eventFields(e)]));
-  const lacking = `${rule.events.join(" and ")} ${rule.events.length > 1 ? "carry" : "carries"}`;
+  const eventsCarry = `${rule.events.join(" and ")} ${rule.events.length > 1 ? "carry" : "carries"}`;
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const field = key.split(".")[0] ?? key;
     if (declared.has(field) || Object.hasOwn(EVENT_ONLY_FIELDS, field)) continue;
@@ -1163,7 +1163,7 @@ function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: s
     if (INPUT_FIELD_NAMES.has(field) && rule.events.every((e) => TOOL_EVENTS.has(e))) {
       warn(
         wherePath(rule, key),
-        `${lacking} no "${field}" at the top level, so this condition never holds and the rule never applies: a tool call's input is under tool_input; write ${JSON.stringify(`tool_input.${key}`)}`,
+        `${eventsCarry} no "${field}" at the top level, so this condition never holds and the rule never applies: a tool call's input is under tool_input; write ${JSON.stringify(`tool_input.${key}`)}`,
       );
       continue;
     }
@@ -1171,7 +1171,7 @@ function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: s
     if (carriers.length > 0) {
       warn(
         wherePath(rule, key),
-        `${lacking} no "${field}" (${carriers.join(", ")} ${carriers.length > 1 ? "do" : "does"}), so this condition never holds and the rule never applies`,
+        `${eventsCarry} no "${field}" (${carriers.join(", ")} ${carriers.length > 1 ? "do" : "does"}), so this condition never holds and the rule never applies`,
       );
       continue;
     }
@@ -1180,7 +1180,7 @@ function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: s
     if (meant === undefined) continue;
     warn(
       wherePath(rule, key),
-      `${lacking} no "${field}", so this condition never holds and the rule never applies: did you mean ${JSON.stringify(meant + key.slice(field.length))}?`,
+      `${eventsCarry} no "${field}", so this condition never holds and the rule never applies: did you mean ${JSON.stringify(meant + key.slice(field.length))}?`,
     );
   }
 }
