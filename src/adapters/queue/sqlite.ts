@@ -50,9 +50,9 @@ export interface SqliteQueueOptions {
   readonly onDeadLettered?: (letter: QueueDeadLettered) => void;
   /**
    * Told, with the error, of each settle (ack, retry, hold, dead letter) that another process's
-   * lock or a full disk failed and that is tried again; then, with none, once a settle goes in and
-   * none waits: while every delivery slot waits to settle, no receive runs to find the lock
-   * (`serve`'s /healthz).
+   * lock or a write with no room (a full disk, a quota, a file size limit: `passes`) failed and
+   * that is tried again; then, with none, once a settle goes in and none waits: while every
+   * delivery slot waits to settle, no receive runs to find the lock (`serve`'s /healthz).
    */
   readonly onSettleWait?: (error?: unknown) => void;
   /** Told when the wall clock went back and the queue's times were moved back with it (keepClock). */
@@ -114,8 +114,8 @@ export interface SqliteQueue<T> extends Queue<T> {
   /** Where the last `intake` left the journal, or undefined before the first. */
   intakePosition(): IntakePosition | undefined;
   /**
-   * From here on a settle that fails on a lock or a full disk is given up at once, and those
-   * waiting to be tried again give up now (`serve` stops: waiting until their leases ended, a
+   * From here on a settle that fails on a lock or a write with no room is given up at once, and
+   * those waiting to be tried again give up now (`serve` stops: waiting until their leases ended, a
    * stop took its whole 30 s and ended the thread); each call waits for a lock SHORT_BUSY_MS at
    * most, not the whole busy timeout. Nothing is lost: each job stays leased, and the next
    * `serve` takes it back (`recoverLeases`) and delivers it again.
@@ -172,7 +172,7 @@ const REPLAY_SLICE_MS = 200;
 const REPLAY_PAUSE_MS = 150;
 /** Dead letters read at a time within a slice (a body may be a MiB). */
 const REPLAY_READ_ROWS = 50;
-/** How long a settle that failed on a lock or a full disk waits before it is tried again. */
+/** How long a settle that failed on a lock or a write with no room (`passes`) waits to be tried again. */
 const SETTLE_RETRY_MS = 1000;
 /**
  * How long a retry, hold or dead letter waits for another process's lock, at most, and every call
@@ -795,12 +795,12 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const stopped = new AbortController();
   /**
    * Settles a leased job (ack, retry, hold, dead letter), tried again while another process holds
-   * the file locked or its disk is full, until the lease it settles would end: given up at the
-   * first failure, the job stayed leased, came back once its lease ran out and was sent again (the
-   * same webhook-id), a duplicate at each lock that outlasted the busy timeout and at each full
-   * disk that room was made on within the lease. Other failures (a damaged file) do not pass by
-   * waiting, and are given up at once. Only this queue leases its jobs again, and only once their
-   * leases end, so a settle that goes in before then settles that delivery.
+   * the file locked or a write finds no room (`passes`), until the lease it settles would end:
+   * given up at the first failure, the job stayed leased, came back once its lease ran out and
+   * was sent again (the same webhook-id), a duplicate at each lock that outlasted the busy timeout
+   * and at each full disk that room was made on within the lease. Other failures (a damaged file)
+   * do not pass by waiting, and are given up at once. Only this queue leases its jobs again, and
+   * only once their leases end, so a settle that goes in before then settles that delivery.
    */
   const settling = async <R>(receipt: string, run: () => Promise<R>): Promise<R> => {
     for (;;) {
