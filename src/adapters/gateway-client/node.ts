@@ -100,7 +100,9 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
             for (const [name, value] of Object.entries(response.headers)) {
               if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
             }
-            answered(response.statusCode ?? 0, headers, Buffer.concat(chunks), url, maxBytes).then(settle);
+            decodedAnswer(response.statusCode ?? 0, headers, Buffer.concat(chunks), url, maxBytes).then(
+              settle,
+            );
           });
         },
       );
@@ -121,7 +123,7 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
  * in front of the gateway may compress all the same. node:zlib is loaded only for such an answer.
  * `via` names the proxy it came through: the answer may be that proxy's own (its block page).
  */
-export async function answered(
+export async function decodedAnswer(
   status: number,
   headers: Record<string, string>,
   body: Buffer,

@@ -13,7 +13,7 @@ import { type buildConnector, Pool, ProxyAgent } from "undici";
 import { errorMessage } from "../../core/errors.js";
 import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 import { withoutUserinfo } from "../../core/url-userinfo.js";
-import { answered, GATEWAY, type GatewayRequest, type GatewayResult } from "./node.js";
+import { decodedAnswer, GATEWAY, type GatewayRequest, type GatewayResult } from "./node.js";
 
 // undici parses the answer with WebAssembly, compiled at its first request; V8 then compiles the
 // parser's busiest function again, optimised, in the background, and the process cannot exit
@@ -67,7 +67,7 @@ export async function proxiedRequest(
     for (const [name, value] of Object.entries(res.headers)) {
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
     }
-    return await answered(res.statusCode, headers, Buffer.concat(chunks), url, maxBytes, via);
+    return await decodedAnswer(res.statusCode, headers, Buffer.concat(chunks), url, maxBytes, via);
   } catch (e) {
     if (signal.aborted) {
       return { ok: false, error: `${url.href} did not answer within ${request.timeoutMs / 1000} s (${via})` };
