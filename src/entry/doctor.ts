@@ -279,20 +279,15 @@ function routeText(
   env: Env,
   via: { proxy?: string; stranded?: URL },
 ): string {
-  if (via.stranded !== undefined) return `through the proxy ${via.stranded.host}, as its http hooks go`;
-  if (via.proxy !== undefined) {
-    let host: string;
-    try {
-      host = new URL(via.proxy).host;
-    } catch {
-      host = withoutUserinfo(via.proxy);
-    }
+  const proxyHost = via.stranded?.host ?? (via.proxy === undefined ? undefined : shownHost(via.proxy));
+  if (proxyHost !== undefined) {
     const read = agentProxy(hookUrl, dialect, env);
-    // Its user set NO_PROXY=* for no proxy at all, and would read a fix to list the host there as done.
+    // Its user set NO_PROXY=* for no proxy at all, and would read a fix to list the host there as
+    // done: the proxy check's, where that proxy cannot reach a loopback gateway, too.
     const star = read.starIgnored
       ? ` (deepcode reads no * in ${read.noProxy}: name the host there, ${new URL(hookUrl).hostname}, for it to connect directly)`
       : "";
-    return `through the proxy ${host}, as its http hooks go${star}`;
+    return `through the proxy ${proxyHost}, as its http hooks go${star}`;
   }
   if (!agentClient(dialect)) return "direct";
   const why = directWhy(
@@ -300,6 +295,15 @@ function routeText(
     dialect === "claude-code" ? "Claude Code" : "deepcode",
   );
   return why === undefined ? "direct" : `direct, as its http hooks go (${why})`;
+}
+
+/** A proxy's host and port as the header shows it, never its user name or password. */
+function shownHost(proxy: string): string {
+  try {
+    return new URL(proxy).host;
+  } catch {
+    return withoutUserinfo(proxy);
+  }
 }
 
 /** Why the agent connects directly though a proxy is set, as a check's line says it. */

@@ -412,6 +412,26 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(proxy.seen).toHaveLength(3);
   });
 
+  it("says that deepcode reads no * in NO_PROXY where its proxy, on another machine, cannot reach a loopback gateway", async () => {
+    // The check fails with a fix to list the host in NO_PROXY, which its user, who set * there,
+    // would read as done already without the header's word on it.
+    const hookUrl = `${server.url}/v1/hooks/deepcode`;
+    const host = new URL(server.url).hostname;
+    let out = "";
+    const io = {
+      out: (text: string) => {
+        out += text;
+      },
+      err: () => {},
+      stdin: async () => new Uint8Array(),
+    };
+    const env = { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: "http://proxy.corp.example:3128", NO_PROXY: "*" };
+    expect(await doctorCommand(["--url", hookUrl], io, env, async () => ["127.0.0.1"])).toBe(1);
+    expect(out.split("\n")[0]).toBe(
+      `hookgate doctor: gateway ${server.url}, hook ${hookUrl} (deepcode), through the proxy proxy.corp.example:3128, as its http hooks go (deepcode reads no * in NO_PROXY: name the host there, ${host}, for it to connect directly)`,
+    );
+  });
+
   it("fails a proxy check when the agent would post to this machine's loopback through a proxy on another", async () => {
     // The proxy connects to its own loopback: the hook fails open in the agent, and this command,
     // which takes the agent's route, checks nothing of the gateway through it.
