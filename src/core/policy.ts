@@ -431,8 +431,8 @@ function whereOperatorAt(path: readonly PropertyKey[]): boolean {
  * Words for a value that a hook's own output uses, far from the value's name: Claude Code's
  * deprecated top-level `"decision": "approve"` is an allow (clients.md §6.2).
  */
-const OLDER_WORDS: readonly (readonly [string, string, string])[] = [
-  ["approve", "allow", "Claude Code's deprecated word for it"],
+const OLDER_WORDS: readonly { readonly word: string; readonly meant: string; readonly why: string }[] = [
+  { word: "approve", meant: "allow", why: "Claude Code's deprecated word for it" },
 ];
 
 /**
@@ -445,8 +445,9 @@ function valueMeant(at: unknown, values: readonly unknown[]): string {
   const names = values.filter((v): v is string => typeof v === "string");
   const cased = names.find((name) => name.toLowerCase() === at.toLowerCase());
   if (cased !== undefined) return `: did you mean ${JSON.stringify(cased)}? values are case-sensitive`;
-  const older = OLDER_WORDS.find(([word, value]) => word === at.toLowerCase() && names.includes(value));
-  if (older !== undefined) return `: did you mean ${JSON.stringify(older[1])}? "${older[0]}" is ${older[2]}`;
+  const older = OLDER_WORDS.find(({ word, meant }) => word === at.toLowerCase() && names.includes(meant));
+  if (older !== undefined)
+    return `: did you mean ${JSON.stringify(older.meant)}? "${older.word}" is ${older.why}`;
   const meant = nearestName(at, names);
   return meant === undefined ? "" : `: did you mean ${JSON.stringify(meant)}?`;
 }
