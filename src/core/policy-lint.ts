@@ -105,7 +105,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereGlobFolders(rule, warn);
     lintWhereDescent(rule, warn);
     lintWhereFields(rule, warn);
-    lintWhereFieldTypos(rule, warn);
+    lintWhereFieldsNotCarried(rule, warn);
     lintToolInputFields(rule, warn);
     lintIfTargets(rule, warn);
     lintShadowedByDenyAll(rule, denyAll, warn);
@@ -1150,7 +1150,7 @@ function eventFields(event: string): ReadonlySet<string> {
  * newer than events.ts knows, and an unknown event's fields are not known. A rule on a deepagents
  * legacy event, and a field EVENT_ONLY_FIELDS names, are left to `lintWhereFields`.
  */
-function lintWhereFieldTypos(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+function lintWhereFieldsNotCarried(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   if (rule.events === "*" || !rule.events.every((e) => CLAUDE_CODE_EVENT_SET.has(e))) return;
   if (rule.events.some((e) => eventShape(e) === undefined)) return;
   const declared = new Set(rule.events.flatMap((e) => [...eventFields(e)]));
