@@ -95,7 +95,7 @@ function fixesFor(client: Dialect | undefined, userAgent: string | undefined) {
  * The team `authorization` authenticates as among `auth`'s tokens, or the failure, as
  * auth.ts `authenticate` says.
  */
-export async function checkToken(
+export async function authenticateToken(
   authorization: string | undefined,
   auth: NonNullable<Policy["auth"]>,
   sha256: Sha256,

@@ -49,8 +49,8 @@ export async function authenticate(
   userAgent?: string,
 ): Promise<AuthOutcome> {
   if (!policy.auth) return { ok: true, team: DEFAULT_TEAM };
-  const { checkToken } = await tokenReading();
-  return checkToken(authorization, policy.auth, sha256, client, equal, userAgent);
+  const { authenticateToken } = await tokenReading();
+  return authenticateToken(authorization, policy.auth, sha256, client, equal, userAgent);
 }
 
 let reading: Promise<typeof import("./auth-token.js")> | undefined;
