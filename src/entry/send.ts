@@ -3,9 +3,10 @@
  * on stdin, posts it to the gateway with the token from the environment (HOOKGATE_TOKEN, else
  * HOOKGATE_AUTH; HOOKGATE_AUTH only on a deepagents route), through the proxy the agent's http hooks
  * to that URL go through (agent-proxy.ts; directly to this machine's loopback where that proxy is
- * on another machine), and prints the answer body exactly. It never breaks the agent: on any failure
- * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer, a 2xx answer that
- * is neither empty nor a JSON object, so not hookgate's) it prints nothing,
+ * on another machine), and prints the answer body exactly, decoded from a content coding (gzip,
+ * deflate, br) as Claude Code's http hooks decode it. It never breaks the agent: on any failure
+ * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer, one that does not
+ * decode, a 2xx answer that is neither empty nor a JSON object, so not hookgate's) it prints nothing,
  * says why on standard error (with what to change, where the failure knows it) and still exits 0.
  *
  * `--url` is the full hook URL, as written in the client's settings. Only when it is a gateway
