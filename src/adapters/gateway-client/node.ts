@@ -100,8 +100,10 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
             for (const [name, value] of Object.entries(response.headers)) {
               if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
             }
+            // A rejection (node:zlib not loading) is a failure like any other, never unhandled.
             decodedAnswer(response.statusCode ?? 0, headers, Buffer.concat(chunks), url, maxBytes).then(
               settle,
+              fail,
             );
           });
         },
