@@ -8,12 +8,19 @@
  * A policy without `auth` reads no token: the reading and its failures' messages (auth-token.ts)
  * are imported with the first request to a policy that has one, not at every cold start.
  */
+
+import { errorMessage } from "./errors.js";
 import type { Dialect } from "./hook-event.js";
 import type { Policy } from "./policy.js";
 import type { PolicyDocument } from "./policy-schema.js";
 import type { Sha256 } from "./ports.js";
 
-export type AuthFailureCode = "AUTH_MISSING" | "AUTH_MALFORMED" | "AUTH_EMPTY_TOKEN" | "AUTH_UNKNOWN_TOKEN";
+export type AuthFailureCode =
+  | "AUTH_MISSING"
+  | "AUTH_MALFORMED"
+  | "AUTH_EMPTY_TOKEN"
+  | "AUTH_UNKNOWN_TOKEN"
+  | "AUTH_UNAVAILABLE";
 
 export type AuthOutcome =
   | { readonly ok: true; readonly team: string }
@@ -49,8 +56,27 @@ export async function authenticate(
   userAgent?: string,
 ): Promise<AuthOutcome> {
   if (!policy.auth) return { ok: true, team: DEFAULT_TEAM };
-  const { authenticateToken } = await tokenReading();
-  return authenticateToken(authorization, policy.auth, sha256, client, equal, userAgent);
+  let module: typeof import("./auth-token.js");
+  try {
+    module = await tokenReading();
+  } catch (e) {
+    return unavailable(e);
+  }
+  return module.authenticateToken(authorization, policy.auth, sha256, client, equal, userAgent);
+}
+
+/**
+ * The token check could not be loaded (a bundle's chunk not deployed, a file gone under a running
+ * gateway, no file descriptor left to read it): no token was checked, so the request is refused as
+ * an auth failure is, in `auth.onFailure`. Thrown, it left the hook route a 500, which Claude Code
+ * lets through, or `defaults.onError` on the decision path.
+ */
+function unavailable(e: unknown): AuthOutcome {
+  return {
+    ok: false,
+    code: "AUTH_UNAVAILABLE",
+    message: `the gateway could not load its token check, so it checked no token (${errorMessage(e)}): its operator deploys every module of its build, or restarts it after its files changed`,
+  };
 }
 
 let reading: Promise<typeof import("./auth-token.js")> | undefined;

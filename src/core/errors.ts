@@ -37,6 +37,8 @@ export const FAIL_MODE_SOURCE: Readonly<Record<RequestErrorCode, "auth" | "defau
   AUTH_MALFORMED: "auth",
   AUTH_EMPTY_TOKEN: "auth",
   AUTH_UNKNOWN_TOKEN: "auth",
+  // No token could be checked: not let in either.
+  AUTH_UNAVAILABLE: "auth",
 };
 
 export interface RequestError {

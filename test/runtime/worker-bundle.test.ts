@@ -9,6 +9,7 @@
  * output offline.
  */
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Readable } from "node:stream";
@@ -35,6 +36,8 @@ const ENGINE_CHUNK = /^chunks\/(regex-re2|path-glob-minimatch)-[\w-]+\.js$/;
 /** The Bash splitter and shell-quote, loaded with the first policy that has a `Bash(…)` rule (src/core/shell.ts). */
 const SPLITTER_MARKERS = { "core/shell-command.ts": "systemd-run", "shell-quote": "abeEfnrtv" };
 const SPLITTER_CHUNK = /^chunks\/shell-command-[\w-]+\.js$/;
+/** The token check, loaded with the first request to a policy that has `auth` (src/core/auth.ts). */
+const TOKEN_CHECK_CHUNK = /^chunks\/auth-token-[\w-]+\.js$/;
 /**
  * Strings only the egress guard's code holds (ipaddr.js, the URL stage), which a policy without
  * an `egress` section never loads (src/core/policy.ts).
@@ -246,6 +249,18 @@ describe("the built Worker inside workerd", () => {
   };
   /** PLAIN_POLICY with an `egress` section: its load compiles the section with the guard's code. */
   const EGRESS_POLICY = { ...PLAIN_POLICY, egress: { allowedHttpHookUrls: ["https://hooks.example.com/*"] } };
+  /**
+   * PLAIN_POLICY with `auth`: its requests load the token check. Its fail modes differ, so an
+   * answer says which one chose it.
+   */
+  const AUTH_POLICY = {
+    ...PLAIN_POLICY,
+    auth: {
+      tokens: [{ team: "platform", sha256: createHash("sha256").update("worker-token").digest("hex") }],
+      onFailure: "ask",
+    },
+    defaults: { onError: "allow" },
+  };
   /** PLAIN_POLICY with a notify rule: its events load the notify path. */
   const NOTIFY_POLICY = {
     ...PLAIN_POLICY,
@@ -273,6 +288,14 @@ describe("the built Worker inside workerd", () => {
     egress: { policy: EGRESS_POLICY, engines: false, guard: true, notify: true },
     egressWithoutGuard: { policy: EGRESS_POLICY, engines: false, guard: false, notify: true },
     notifyWithoutNotifier: { policy: NOTIFY_POLICY, engines: false, guard: true, notify: false },
+    auth: { policy: AUTH_POLICY, engines: false, guard: false, notify: false },
+    authWithoutTokenCheck: {
+      policy: AUTH_POLICY,
+      engines: false,
+      guard: false,
+      notify: false,
+      tokenCheck: false,
+    },
   } as const;
   let mf: Miniflare;
   /** What the Workers wrote to the console (their log lines), as workerd prints it. */
@@ -310,12 +333,19 @@ describe("the built Worker inside workerd", () => {
     expect(guardFiles.has("worker.js")).toBe(false);
     expect(notifyFiles.has("worker.js")).toBe(false);
     // Miniflare runs the first module as the Worker: worker.js, whatever the metafile's order.
-    const modulesOf = (engines: boolean, guard: boolean, notify: boolean, splitter: boolean) =>
+    const modulesOf = (
+      engines: boolean,
+      guard: boolean,
+      notify: boolean,
+      splitter: boolean,
+      tokenCheck: boolean,
+    ) =>
       ["worker.js", ...total.files.filter((f) => f !== "worker.js")]
         .filter(
           (f) =>
             (engines || !ENGINE_CHUNK.test(f)) &&
             (splitter || !SPLITTER_CHUNK.test(f)) &&
+            (tokenCheck || !TOKEN_CHECK_CHUNK.test(f)) &&
             (guard || !guardFiles.has(f)) &&
             (notify || !notifyFiles.has(f)),
         )
@@ -335,6 +365,7 @@ describe("the built Worker inside workerd", () => {
           worker.guard,
           worker.notify,
           !("splitter" in worker) || worker.splitter,
+          !("tokenCheck" in worker) || worker.tokenCheck,
         ),
         modulesRoot: outdir,
         compatibilityDate: "2026-04-26",
@@ -347,11 +378,16 @@ describe("the built Worker inside workerd", () => {
     await mf?.dispose();
   });
 
-  async function decide(worker: keyof typeof WORKERS, toolName: string, toolInput: Record<string, unknown>) {
+  async function decide(
+    worker: keyof typeof WORKERS,
+    toolName: string,
+    toolInput: Record<string, unknown>,
+    headers: Record<string, string> = {},
+  ) {
     const fetcher = await mf.getWorker(worker);
     const res = await fetcher.fetch("http://hookgate.test/v1/hooks", {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify({
         session_id: "s-1",
         transcript_path: "/home/dev/.claude/projects/p/s-1.jsonl",
@@ -362,8 +398,9 @@ describe("the built Worker inside workerd", () => {
       }),
     });
     expect(res.status).toBe(200);
+    const error = res.headers.get("x-hookgate-error") ?? undefined;
     const text = await res.text();
-    if (text === "") return { decision: undefined, reason: undefined, message: undefined };
+    if (text === "") return { decision: undefined, reason: undefined, message: undefined, error };
     const body = JSON.parse(text) as {
       systemMessage?: string;
       hookSpecificOutput?: { permissionDecision?: string; permissionDecisionReason?: string };
@@ -372,6 +409,7 @@ describe("the built Worker inside workerd", () => {
       decision: body.hookSpecificOutput?.permissionDecision,
       reason: body.hookSpecificOutput?.permissionDecisionReason,
       message: body.systemMessage,
+      error,
     };
   }
 
@@ -452,5 +490,24 @@ describe("the built Worker inside workerd", () => {
       sinks: ["audit"],
       error: expect.stringMatching(/No such module "chunks\//),
     });
+  });
+
+  it("checks a policy's tokens with the token check's chunk, and answers in auth.onFailure when it is not uploaded", async () => {
+    const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+    const command = { command: "rm -rf /tmp/x" };
+    expect(await decide("auth", "Bash", command, bearer("worker-token"))).toMatchObject({
+      decision: "deny",
+      reason: "no rm -rf",
+      error: undefined,
+    });
+    expect(await decide("auth", "Bash", command, bearer("another-token"))).toMatchObject({
+      decision: "ask",
+      error: "AUTH_UNKNOWN_TOKEN",
+    });
+    // No token can be checked: not let in (auth.onFailure, ask), where a thrown import answered a
+    // 500, which Claude Code lets through.
+    const answer = await decide("authWithoutTokenCheck", "Bash", command, bearer("worker-token"));
+    expect(answer).toMatchObject({ decision: "ask", error: "AUTH_UNAVAILABLE" });
+    expect(answer.reason).toMatch(/could not load its token check.*No such module "chunks\/auth-token-/);
   });
 });
