@@ -543,7 +543,9 @@ function lintMatcherNamesNoTool(rule: CompiledRule, warn: (path: string, message
   if (!rule.events.every((event) => TOOL_EVENTS.has(event))) return;
   const permission = /^\s*([A-Za-z][A-Za-z0-9_-]*)\(.*\)\s*$/s.exec(source);
   const tool = permission?.[1];
-  if (tool !== undefined && !matcher(tool)) {
+  // Only a tool's own name before the parenthesis: `Web(Fetch|Search)` and
+  // `mcp__github__(create_issue|delete_repo)` are regular expressions that match tools.
+  if (tool !== undefined && KNOWN_BY_LOWER.get(tool.toLowerCase()) === tool && !matcher(tool)) {
     warn(
       `${rule.path}.matcher`,
       `"${source}" is a permission rule, which a matcher does not read: a matcher is a tool name or a regular expression of them, and this one matches no tool "${tool}"; write "matcher": "${tool}" and "if": ${JSON.stringify(source.trim())}`,
@@ -964,8 +966,13 @@ function lintWhereGlobSeparators(rule: CompiledRule, warn: (path: string, messag
   }
 }
 
-/** A `where` key of a path clients send absolute: a file's (clients.md §5.2), a folder, a transcript. */
-const ABSOLUTE_PATH_KEY = /(?:^|\.|_)(?:file_path|notebook_path|cwd|transcript_path)$/;
+/**
+ * A `where` key of a path clients send absolute: a file's (clients.md §5.2), a folder, a transcript.
+ * Not deepagents' legacy `tool_args`, which hold a path as the agent wrote it (`src/foo.py`, §5.5).
+ */
+const ABSOLUTE_PATH_KEY = /^(?!tool_args\.).*(?:^|\.|_)(?:file_path|notebook_path|cwd|transcript_path)$/;
+/** A tool call's path, which an `if` path rule reads too (as its client's path, a Windows one included). */
+const TOOL_PATH_KEY = /^tool_input\.(?:file_path|notebook_path)$/;
 
 /**
  * A `where` glob with no `/` (`*.env`) on a path clients send absolute: a glob's `*` stops at a
@@ -980,9 +987,14 @@ function lintWhereGlobFolders(rule: CompiledRule, warn: (path: string, message: 
       condition !== null && typeof condition === "object" ? (condition as WhereOperator).glob : undefined;
     if (glob === undefined || glob === "" || /[/\\]|\*\*/.test(glob) || !ABSOLUTE_PATH_KEY.test(key))
       continue;
+    // An `if` applies to tool events alone, and reads no folder or transcript: only a tool
+    // call's path has one to write.
+    const windows = TOOL_PATH_KEY.test(key)
+      ? ' (a Windows path, which has no "/", is matched by an "if" path rule, such as Read(**/x))'
+      : "";
     warn(
       `${wherePath(rule, key)}.glob`,
-      `${JSON.stringify(glob)} has no "/", so it matches a bare name only (a glob's "*" stops at a "/"), and clients send ${key} as an absolute path: it matches none on macOS or Linux; write ${JSON.stringify(`**/${glob}`)} to match it in any folder (a Windows path, which has no "/", is matched by an "if" path rule, such as Read(**/x))`,
+      `${JSON.stringify(glob)} has no "/", so it matches a bare name only (a glob's "*" stops at a "/"), and clients send ${key} as an absolute path: it matches none on macOS or Linux; write ${JSON.stringify(`**/${glob}`)} to match it in any folder${windows}`,
     );
   }
 }

@@ -1688,6 +1688,10 @@ describe("lintPolicy: if entries that can never match", () => {
       { id: "space", on: ["PostToolUse"], matcher: "Read Grep", context: "c" },
       { id: "regex", on: "PreToolUse", matcher: "Bash(.*)", decide: "deny" },
       { id: "fine", on: "PreToolUse", matcher: "Write|Edit", decide: "ask" },
+      // Regular expressions ending in a group, each matching tools (WebFetch, an MCP server's):
+      // no tool is named before the parenthesis, so there is no permission rule to read.
+      { id: "group", on: "PreToolUse", matcher: "Web(Fetch|Search)", decide: "ask" },
+      { id: "mcp", on: "PreToolUse", matcher: "mcp__github__(create_issue|delete_repo)", decide: "ask" },
     ]);
     expect(warnings.filter((w) => w.includes(".matcher"))).toEqual([
       '$.rules[0].matcher: "Bash(rm *)" is a permission rule, which a matcher does not read: a matcher is a tool name or a regular expression of them, and this one matches no tool "Bash"; write "matcher": "Bash" and "if": "Bash(rm *)"',
@@ -1758,11 +1762,18 @@ describe("lintPolicy: a where glob with no folder on an absolute path", () => {
       decide: "deny",
     },
     { id: "name", on: "FileChanged", where: { event: { glob: "ch*" } }, context: "c" },
+    // No tool call: an `if` path rule, which applies to tool events alone, is no way to write it.
+    { id: "folder", on: "PreToolUse", where: { cwd: { glob: "*prod*" } }, decide: "ask" },
+    { id: "memory", on: "InstructionsLoaded", where: { file_path: { glob: "*.md" } }, context: "c" },
+    // deepagents' legacy tool_args hold the path as the agent wrote it, relative ("src/app.py").
+    { id: "legacy", on: "tool.result", where: { "tool_args.file_path": { glob: "*.py" } }, context: "c" },
   ];
 
   it("says to write **/ before it, and nothing of a glob with a / or on a field that is no path", async () => {
     expect((await warningsFor(rules)).filter((w) => w.includes(".glob"))).toEqual([
       '$.rules[0].where["tool_input.file_path"].glob: "*.env" has no "/", so it matches a bare name only (a glob\'s "*" stops at a "/"), and clients send tool_input.file_path as an absolute path: it matches none on macOS or Linux; write "**/*.env" to match it in any folder (a Windows path, which has no "/", is matched by an "if" path rule, such as Read(**/x))',
+      '$.rules[3].where.cwd.glob: "*prod*" has no "/", so it matches a bare name only (a glob\'s "*" stops at a "/"), and clients send cwd as an absolute path: it matches none on macOS or Linux; write "**/*prod*" to match it in any folder',
+      '$.rules[4].where.file_path.glob: "*.md" has no "/", so it matches a bare name only (a glob\'s "*" stops at a "/"), and clients send file_path as an absolute path: it matches none on macOS or Linux; write "**/*.md" to match it in any folder',
     ]);
   });
 
