@@ -1135,6 +1135,18 @@ const UNTYPED_FIELDS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
+ * Claude Code's events whose own fields no source states (clients.md §5.2: CC-332's, "see docs"):
+ * events.ts declares their common fields alone, so a field they lack there may be theirs, not
+ * another event's (PreModelSwitch's `model`).
+ */
+const FIELDS_UNSTATED: ReadonlySet<string> = new Set([
+  "DirectoryAdded",
+  "PreModelSwitch",
+  "PostModelSwitch",
+  "PreSkillShellCommand",
+]);
+
+/**
  * The fields of a tool call's input that TOOL_INPUT_FIELDS lists or an `if` reads (permission-rule.ts:
  * the path fields, a Glob's `pattern`, WebFetch's `url`, WebSearch's `query`): a `where` on one at
  * an event's top level (`command`) is a path into `tool_input` written short.
@@ -1179,7 +1191,9 @@ function lintWhereFieldsNotCarried(rule: CompiledRule, warn: (path: string, mess
       );
       continue;
     }
-    const carriers = CLAUDE_CODE_EVENTS.filter((e) => eventFields(e).has(field));
+    const carriers = rule.events.some((e) => FIELDS_UNSTATED.has(e))
+      ? []
+      : CLAUDE_CODE_EVENTS.filter((e) => eventFields(e).has(field));
     if (carriers.length > 0) {
       warn(
         wherePath(rule, key),

@@ -1574,6 +1574,17 @@ describe("a where field no event of the rule carries, a typo of one it does", ()
     },
   );
 
+  // Events whose fields no source states (clients.md §5.2: "CC-332 only, see docs"): events.ts
+  // knows only their common fields, so a field of theirs is not another event's.
+  it.each([
+    ["PreModelSwitch", "model"],
+    ["PostModelSwitch", "source"],
+    ["PreSkillShellCommand", "reason"],
+  ])("on %s, whose fields are not known, %j is not said to be another event's", async (on, field) => {
+    const warnings = await warningsFor([{ id: "r", on, where: { [field]: "x" }, context: "c" }]);
+    expect(warnings.filter((w) => w.startsWith(`$.rules[0].where.${field}:`))).toEqual([]);
+  });
+
   // A first policy's `"where": {"command": ...}`: the rule never applied, with no word from check,
   // and `file_path` was said to be ConfigChange's.
   it.each([
