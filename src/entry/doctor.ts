@@ -489,6 +489,10 @@ function answerNotOk(
   };
 }
 
+/** The auth failure of a gateway whose token check did not load (core/auth.ts), and its fix. */
+const UNCHECKED = "AUTH_UNAVAILABLE";
+const UNCHECKED_FIX = "the gateway's operator makes its token check load; your token may well be right";
+
 /** `blank`: no token was found, though the client's variable is set (to blanks). */
 function checkToken(
   result: GatewayResult,
@@ -510,6 +514,13 @@ function checkToken(
     const error = isRecord(json?.error) ? json.error : {};
     const message = typeof error.message === "string" ? error.message : body.trim().slice(0, 200);
     const code = typeof error.code === "string" ? error.code : "401";
+    // The gateway checked no token (its token check did not load): a token changed changes nothing.
+    if (code === UNCHECKED)
+      return {
+        ok: false,
+        line: `token in ${variable ?? "(none)"} not checked (${code}): ${message}`,
+        fix: UNCHECKED_FIX,
+      };
     if (variable === undefined && dialect.startsWith("deepagents")) {
       return {
         ok: false,
@@ -562,9 +573,12 @@ function checkSample(
     return {
       ok: false,
       line: `${what}: the gateway could not judge it (${error})${answer.message ? `: ${answer.message}` : ""}`,
-      fix: error.startsWith("AUTH_")
-        ? "fix the token (see above); the gateway answers every hook with auth.onFailure until then"
-        : "read the gateway's log for this decision id",
+      fix:
+        error === UNCHECKED
+          ? UNCHECKED_FIX
+          : error.startsWith("AUTH_")
+            ? "fix the token (see above); the gateway answers every hook with auth.onFailure until then"
+            : "read the gateway's log for this decision id",
     };
   }
   if (answer.decision === "unreadable") {

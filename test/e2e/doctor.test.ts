@@ -235,6 +235,44 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     }
   });
 
+  it("says a token the gateway could not check (AUTH_UNAVAILABLE) is for its operator to fix, not a token to change", async () => {
+    // What a gateway answers when its token check did not load (a bundle's chunk not deployed).
+    const message =
+      "the gateway could not load its token check, so it checked no token (No such module): its operator deploys every module of its build, or restarts it after its files changed";
+    const unchecked = createServer((req, res) => {
+      if (req.url?.startsWith("/healthz"))
+        return res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ status: "ok" }));
+      if (req.url?.startsWith("/v1/whoami"))
+        return res
+          .writeHead(401, { "content-type": "application/json" })
+          .end(JSON.stringify({ error: { code: "AUTH_UNAVAILABLE", message } }));
+      req.resume();
+      return res
+        .writeHead(200, { "content-type": "application/json", "x-hookgate-error": "AUTH_UNAVAILABLE" })
+        .end(
+          JSON.stringify({
+            systemMessage: `hookgate: ${message} [AUTH_UNAVAILABLE]`,
+            hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" },
+          }),
+        );
+    });
+    await new Promise<void>((resolve) => unchecked.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(unchecked.address() as AddressInfo).port}/v1/hooks/claude-code`;
+    try {
+      const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`✗ token in HOOKGATE_TOKEN not checked (AUTH_UNAVAILABLE): ${message}`);
+      expect(result.stdout).not.toMatch(/fix: (set HOOKGATE_TOKEN|fix the token)/);
+      expect(result.stdout).toContain(
+        "fix: the gateway's operator makes its token check load; your token may well be right",
+      );
+    } finally {
+      await new Promise((resolve) => unchecked.close(resolve));
+    }
+  });
+
   it("fails an address check when the hook URL's name resolves to an address Claude Code or deepcode refuses", async () => {
     // Claude Code's and deepcode's lookup fails an http hook on any private answer, and the tool
     // call then runs unguarded; this command connects anyway, so every other check passed.
