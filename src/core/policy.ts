@@ -7,6 +7,7 @@ import type * as z from "zod/mini";
 import { closestName, nearestName } from "./closest-name.js";
 import { endsInSlackEndpoint } from "./discord-url.js";
 import type { EgressPolicy } from "./egress/policy.js";
+import { withoutControls } from "./escape-controls.js";
 import { isRecord } from "./json-object.js";
 import type { JsonScanFinding } from "./json-scan.js";
 import { jsonProblem } from "./json-text.js";
@@ -1112,10 +1113,13 @@ function collectSecrets(document: PolicyDocument, env: EnvReader): readonly stri
   const found = new Set<string>();
   // Also as a header sends it: without CR, LF and NUL (egress `outboundHeaders`) and the
   // whitespace around it, which HTTP drops. A key file's last newline is never sent, and a
-  // server that quotes the key it got quotes it without one.
+  // server that quotes the key it got quotes it without one. And without the characters a paste
+  // from a web page brings along (a zero-width space, a direction mark, a BOM): the service the
+  // value opens knows the token without them, and a server or model that quotes it so was not
+  // masked, in the agent's texts or a log line.
   const add = (value: string | undefined) => {
     if (value === undefined) return;
-    for (const form of [value, value.replace(/[\r\n\0]/g, "").trim()])
+    for (const form of [value, value.replace(/[\r\n\0]/g, "").trim(), withoutControls(value).trim()])
       if (form.length >= MIN_SECRET_CHARS) found.add(form);
   };
   // A webhook URL's secret is in its path, and a receiver that echoes what it was called on

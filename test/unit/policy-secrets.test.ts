@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MASK, scrubSecrets } from "../../src/core/mask.js";
+import { MASK, scrubbedWithout, scrubSecrets } from "../../src/core/mask.js";
 import { MIN_SECRET_CHARS } from "../../src/core/policy.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
@@ -223,6 +223,17 @@ describe("Policy.secrets", () => {
       ],
     });
     expect(policy.secrets).toEqual([]);
+  });
+
+  it("holds a value pasted with a direction mark and a zero-width space as set, and without them, as its service knows it", async () => {
+    const pasted = "\u200epasted-key\u200b-value";
+    const policy = await policyFrom(
+      { version: 1, models: { m: { provider: "anthropic", model: "x", apiKey: "env:KEY" } }, rules: [] },
+      { KEY: pasted },
+    );
+    expect(policy.secrets).toEqual([pasted, "pasted-key-value"]);
+    // So a server or a model that quotes the token it knows is masked, in the agent's texts too.
+    expect(scrubbedWithout("token pasted-key-value refused", policy.secrets)).toBe(`token ${MASK} refused`);
   });
 
   it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {
