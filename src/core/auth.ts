@@ -60,7 +60,7 @@ export async function authenticate(
   try {
     module = await tokenReading();
   } catch (e) {
-    return unavailable(e);
+    return authUnavailable(e);
   }
   return module.authenticateToken(authorization, policy.auth, sha256, client, equal, userAgent);
 }
@@ -71,12 +71,22 @@ export async function authenticate(
  * an auth failure is, in `auth.onFailure`. Thrown, it left the hook route a 500, which Claude Code
  * lets through, or `defaults.onError` on the decision path.
  */
-function unavailable(e: unknown): AuthOutcome {
+export function authUnavailable(e: unknown): AuthOutcome {
   return {
     ok: false,
     code: "AUTH_UNAVAILABLE",
-    message: `the gateway could not load its token check, so it checked no token (${errorMessage(e)}): its operator deploys every module of its build, or restarts it after its files changed`,
+    message: `the gateway could not load its token check, so it checked no token (${loadFailure(e)}): its operator deploys every module of its build, or restarts it after its files changed`,
   };
+}
+
+/**
+ * What a failed import is said as to a caller no token has vouched for: Node's code
+ * (`ERR_MODULE_NOT_FOUND`, `EMFILE`), not its text, which names the gateway's files by their
+ * absolute paths; workerd's errors carry no code, and their text names the bundle's module only.
+ */
+function loadFailure(e: unknown): string {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? code : errorMessage(e);
 }
 
 let reading: Promise<typeof import("./auth-token.js")> | undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { authenticate, constantTimeEqual } from "../../src/core/auth.js";
+import { authenticate, authUnavailable, constantTimeEqual } from "../../src/core/auth.js";
 import { policyFrom, sha256 } from "../support/policy.js";
 
 const tokens = {
@@ -252,5 +252,24 @@ describe("authenticate", () => {
     expect(constantTimeEqual("abcd", "abc")).toBe(false);
     // A missing position reads as 0, so only the length tells these apart.
     expect(constantTimeEqual("abc", "abc\u0000")).toBe(false);
+  });
+});
+
+describe("authUnavailable", () => {
+  it("names a failed import of the token check by Node's code, never by its text of the gateway's own paths", () => {
+    // Said before any token is checked, so to any caller: Node's text names the files' absolute paths.
+    const missing = Object.assign(
+      new Error(
+        "Cannot find module '/srv/hookgate/dist/core/auth-token.js' imported from /srv/hookgate/dist/core/auth.js",
+      ),
+      { code: "ERR_MODULE_NOT_FOUND" },
+    );
+    const outcome = authUnavailable(missing);
+    expect(outcome).toMatchObject({ ok: false, code: "AUTH_UNAVAILABLE" });
+    expect(outcome.ok ? "" : outcome.message).toContain("(ERR_MODULE_NOT_FOUND)");
+    expect(outcome.ok ? "" : outcome.message).not.toContain("/srv/");
+    // workerd's carries no code, and names the bundle's module only.
+    const workerd = authUnavailable(new Error('No such module "chunks/auth-token-X.js".'));
+    expect(workerd.ok ? "" : workerd.message).toContain('No such module "chunks/auth-token-X.js"');
   });
 });
