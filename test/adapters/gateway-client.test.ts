@@ -7,26 +7,16 @@
 
 import dns from "node:dns";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest } from "../../src/adapters/gateway-client/node.js";
 import { forwardProxy } from "../support/forward-proxy.js";
-import { whenDone } from "../support/temp.js";
+import { listenUntilDone } from "../support/loopback.js";
 import { httpsServer, SERVER_TLS } from "../support/tls.js";
 
 /** A loopback server answering with `handle`; its base URL. */
 async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer(handle);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  whenDone(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return `http://127.0.0.1:${await listenUntilDone(createServer(handle))}`;
 }
 
 describe("gatewayRequest", () => {

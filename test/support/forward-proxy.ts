@@ -1,8 +1,8 @@
 /** A loopback forward proxy for `hookgate send` and `hookgate doctor`, which take the agent's route. */
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import { type AddressInfo, connect } from "node:net";
-import { whenDone } from "./temp.js";
+import { connect } from "node:net";
+import { listenUntilDone } from "./loopback.js";
 
 /**
  * A loopback forward proxy, as an agent's is: it passes on a request in absolute form (an http
@@ -47,16 +47,9 @@ export async function forwardProxy(
     upstream.on("error", () => client.destroy());
     client.on("error", () => upstream.destroy());
   });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  whenDone(
-    () =>
-      new Promise((resolve) => {
-        proxy.closeAllConnections();
-        proxy.close(resolve);
-      }),
-  );
+  const port = await listenUntilDone(proxy);
   return {
-    url: `${tls === undefined ? "http" : "https"}://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    url: `${tls === undefined ? "http" : "https"}://127.0.0.1:${port}`,
     seen,
     credentials,
   };

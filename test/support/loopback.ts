@@ -1,5 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { type AddressInfo, connect, createServer as createTcpServer } from "node:net";
+import {
+  type AddressInfo,
+  connect,
+  createServer as createTcpServer,
+  type Server as TcpServer,
+} from "node:net";
 import { whenDone } from "./temp.js";
 
 export interface Received {
@@ -14,6 +19,22 @@ export interface LoopbackServer {
   port: number;
   received: Received[];
   close(): Promise<void>;
+}
+
+/**
+ * An http or https `server` listening on 127.0.0.1 until the test ends (or the file's tests,
+ * called outside a test), its connections closed then; its port.
+ */
+export async function listenUntilDone(server: TcpServer & { closeAllConnections(): void }): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  whenDone(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
+  return (server.address() as AddressInfo).port;
 }
 
 /** A real HTTP server on a loopback address that records what arrived and answers as told. */

@@ -2,10 +2,9 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:https";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { listenUntilDone } from "./loopback.js";
 import { ROOT } from "./process.js";
-import { whenDone } from "./temp.js";
 
 const FIXTURES = join(ROOT, "test/fixtures/tls");
 
@@ -25,14 +24,5 @@ export const SERVER_CERT_NAMES = "DNS:gateway.example.test, IP Address:127.0.0.1
 export async function httpsServer(
   answer: (req: IncomingMessage, res: ServerResponse) => void,
 ): Promise<number> {
-  const server = createServer(SERVER_TLS, answer);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  whenDone(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  return (server.address() as AddressInfo).port;
+  return listenUntilDone(createServer(SERVER_TLS, answer));
 }
