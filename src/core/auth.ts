@@ -56,11 +56,14 @@ export async function authenticate(
   userAgent?: string,
 ): Promise<AuthOutcome> {
   if (!policy.auth) return { ok: true, team: DEFAULT_TEAM };
-  let module: typeof import("./auth-token.js");
-  try {
-    module = await tokenReading();
-  } catch (e) {
-    return authUnavailable(e);
+  // Once loaded, read without an await: a turn less on every decision of a policy with auth.
+  let module = tokenModule;
+  if (module === undefined) {
+    try {
+      module = await tokenReading();
+    } catch (e) {
+      return authUnavailable(e);
+    }
   }
   return module.authenticateToken(authorization, policy.auth, sha256, client, equal, userAgent);
 }
@@ -90,13 +93,20 @@ function loadFailure(e: unknown): string {
 }
 
 let reading: Promise<typeof import("./auth-token.js")> | undefined;
+let tokenModule: typeof import("./auth-token.js") | undefined;
 
 /** auth-token.ts, imported once; a failed import is forgotten and tried again with the next request. */
 function tokenReading(): Promise<typeof import("./auth-token.js")> {
-  reading ??= import("./auth-token.js").catch((e: unknown) => {
-    reading = undefined;
-    throw e;
-  });
+  reading ??= import("./auth-token.js").then(
+    (loaded) => {
+      tokenModule = loaded;
+      return loaded;
+    },
+    (e: unknown) => {
+      reading = undefined;
+      throw e;
+    },
+  );
   return reading;
 }
 
