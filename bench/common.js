@@ -511,6 +511,30 @@ export function cpuTicks(pids) {
 }
 
 /**
+ * This process's time for a fixed integer loop, ns an iteration, the fastest of five passes: the
+ * host's speed at that moment, with no server in it. decision.js takes it after every round, so
+ * that a round-to-round slowdown shared by every server (the host's) can be told from one of the
+ * gateway's own (HISTORY.md, "decision.js's later rounds after run 57").
+ */
+export function hostLoopNs() {
+  const iterations = 1_000_000;
+  let x = 1;
+  let fastest = Number.POSITIVE_INFINITY;
+  for (let pass = 0; pass < 5; pass++) {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < iterations; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+    }
+    fastest = Math.min(fastest, Number(process.hrtime.bigint() - start) / iterations);
+  }
+  // The state is read, so the loop cannot be dropped as dead code.
+  if (x === 0) throw new Error("hostLoopNs: the xorshift state reached 0, which it cannot");
+  return Math.round(fastest * 1000) / 1000;
+}
+
+/**
  * A process's kernel counters (/proc): system CPU ticks, minor page faults and context switches.
  * decision.js prints them a request, per round, for the gateway's round-to-round slowdown that
  * HISTORY.md ("decision.js's later rounds after run 57") could not yet explain. Undefined

@@ -25,6 +25,7 @@ import {
   createRun,
   gcSummary,
   HERE,
+  hostLoopNs,
   log,
   machine,
   median,
@@ -151,7 +152,14 @@ async function main() {
       const waitedSeconds = await waitForQuiet(load.pids, quietBudget);
       quietBudget = Math.max(0, quietBudget - waitedSeconds);
       const m = await measure(target, target.durationSeconds ?? options.durationSeconds, load);
-      rounds.push({ round, target: target.name, ...m, waitedForQuietSeconds: waitedSeconds });
+      const hostNs = hostLoopNs();
+      rounds.push({
+        round,
+        target: target.name,
+        ...m,
+        hostLoopNsAfter: hostNs,
+        waitedForQuietSeconds: waitedSeconds,
+      });
       log(
         `round ${round}/${options.rounds} ${target.name.padEnd(7)} ${m.requestsPerSecond.toFixed(0)} req/s, ` +
           `p50 ${m.p50Ms.toFixed(3)} ms, p99 ${m.p99Ms.toFixed(3)} ms, server CPU ${m.serverCpuUsPerRequest ?? "?"} us/req, ` +
@@ -160,7 +168,8 @@ async function main() {
           (m.serverKernelPerRequest
             ? `; a request: system CPU ${m.serverKernelPerRequest.systemCpuUs} us, ` +
               `minor faults ${m.serverKernelPerRequest.minorFaults}, context switches ${m.serverKernelPerRequest.contextSwitches}`
-            : ""),
+            : "") +
+          `; host loop after it ${hostNs} ns`,
       );
     }
   }
