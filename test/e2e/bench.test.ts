@@ -460,6 +460,36 @@ describe("bench/decision.js's rounds", () => {
     const order = [...stderr().matchAll(/^round (\d)\/3 (\w+)/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(order).toEqual(["1 gateway", "1 bare", "2 bare"]);
   });
+
+  // A slowdown every server shares is the host's: each round's line ends with the time of a
+  // fixed loop in the benchmark's own process, taken after the round.
+  it("end each round's line with the host's speed after it", async () => {
+    const { bench, exited, stderr } = await startUntilUp(
+      process.execPath,
+      [
+        "bench/decision.js",
+        "--policy",
+        "bench/policy.json",
+        "--rounds",
+        "2",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--ladder",
+        "",
+        "--quiet-wait",
+        "0",
+      ],
+      /^round 2\/2 /m,
+      tempDir("bench-tmp"),
+      false,
+    );
+    bench.kill("SIGTERM");
+    expect(await exited, stderr()).toBe(143);
+    const speeds = [...stderr().matchAll(/^round 1\/2 \w+ .*; host loop after it (\d+(?:\.\d+)?) ns$/gm)];
+    expect(speeds.map((m) => Number(m[1]) > 0)).toEqual([true, true]);
+  });
 });
 
 /**
