@@ -1,5 +1,5 @@
 /** `hookgate test` as a user and CI run it: one line per case, a summary, exit codes. */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/process.js";
@@ -32,7 +32,7 @@ describe("hookgate test examples/policy.json examples/policy.test.json", () => {
     expect(stdout).toMatch(/^PASS {2}rm -rf \/ is denied$/m);
     expect(stdout).toMatch(/^PASS {2}Stop: run-tests-first is in shadow mode, recorded but never sent$/m);
     expect(stdout).not.toMatch(/^FAIL/m);
-    expect(stdout).toMatch(/^96 passed, 0 failed$/m);
+    expect(stdout).toMatch(/^103 passed, 0 failed$/m);
     expect(stdout).toMatch(/^coverage: 7 of 7 rules exercised$/m);
     expect(code).toBe(0);
   });
@@ -50,8 +50,23 @@ describe("hookgate test examples/policy.json examples/policy.test.json", () => {
     expect(stdout).toMatch(
       /^FAIL {2}rm -rf \/ is denied\n {6}reason: expected it to contain "never allowed"/m,
     );
-    expect(stdout).toMatch(/^88 passed, 8 failed$/m);
+    expect(stdout).toMatch(/^95 passed, 8 failed$/m);
     expect(code).toBe(1);
+  });
+
+  // The candidate is a copy: each edit of the example's rules has to reach it, or the failures
+  // above would be put down to no-rm-root while another rule had drifted.
+  it("runs against a candidate that is the example policy with no-rm-root alone changed", () => {
+    const read = (path: string) => JSON.parse(readFileSync(path, "utf8")) as { rules: { id: string }[] };
+    const example = read("examples/policy.json");
+    const candidate = read("test/fixtures/replay/policy.candidate.json");
+    const others = (policy: typeof example) => ({
+      ...policy,
+      $schema: undefined,
+      rules: policy.rules.filter((r) => r.id !== "no-rm-root"),
+    });
+    expect(candidate.rules.map((r) => r.id)).toEqual(example.rules.map((r) => r.id));
+    expect(others(candidate)).toEqual(others(example));
   });
 
   it("prints the same results as one JSON document with --json, and the same exit code", async () => {
@@ -68,11 +83,11 @@ describe("hookgate test examples/policy.json examples/policy.test.json", () => {
     const report = JSON.parse(stdout);
     expect(report).toMatchObject({
       policy: "test/fixtures/replay/policy.candidate.json",
-      passed: 88,
+      passed: 95,
       failed: 8,
       coverage: { active: 7, exercised: 7, uncovered: [], off: [] },
     });
-    expect(report.cases).toHaveLength(96);
+    expect(report.cases).toHaveLength(103);
     expect(report.cases[2]).toEqual({
       name: "rm -rf inside the project is left to the client",
       file: "examples/policy.test.json",
