@@ -25,7 +25,8 @@ export interface SessionStore {
   /**
    * One tool call under each of its keys (the session's, and the session's with the tool's
    * name), in one write where the store can: one SQLite transaction, one commit on the answer's
-   * path; one KV put a key.
+   * path; one KV put a key, and for a key KV refuses, a mark under another that every isolate
+   * reads (kv.ts `refusedKey`).
    */
   rememberTool(
     sessionIds: readonly string[],

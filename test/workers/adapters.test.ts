@@ -15,7 +15,7 @@ import {
   fitDeliveryJob,
   SEND_RETRY_DELAYS_MS,
 } from "../../src/adapters/queue/cloudflare.js";
-import { createKvSessionStore } from "../../src/adapters/session/kv.js";
+import { createKvSessionStore, type KvNamespaceLike } from "../../src/adapters/session/kv.js";
 import type { DeliveryJob } from "../../src/core/delivery.js";
 import { TRUNCATION_MARKER } from "../../src/core/sinks.js";
 
@@ -281,6 +281,26 @@ describe("the KV session store", () => {
     expect(await s.lastTool(id, 5, 1)).toBeUndefined();
   });
 
+  it("names no older call in another isolate after a key's write was refused, until the key's next call", async () => {
+    const id = crypto.randomUUID();
+    await store().rememberTool([id], { toolName: "Bash", summary: "ls" }, 1);
+    // KV takes one write a second per key: an agent's next call, a moment later, is refused (429).
+    const refusing: KvNamespaceLike = {
+      get: (key, type) => env.HOOKGATE_SESSIONS.get(key, type),
+      put: (key, value, options) =>
+        key === `tool:${id}`
+          ? Promise.reject(new Error("KV PUT failed: 429 Too Many Requests"))
+          : env.HOOKGATE_SESSIONS.put(key, value, options),
+    };
+    await expect(
+      createKvSessionStore(refusing).rememberTool([id], { toolName: "Bash", summary: "rm -rf build" }, 2),
+    ).rejects.toThrow("429 Too Many Requests");
+    // Another isolate's store, which saw no write fail: the key still holds `ls`, not the call asked about.
+    expect(await store().lastTool(id, 3)).toBeUndefined();
+    await store().rememberTool([id], { toolName: "Read", summary: "a.txt" }, 4);
+    expect(await store().lastTool(id, 5)).toEqual({ toolName: "Read", summary: "a.txt" });
+  });
+
   it("writes with a one-day TTL and rejects when the write fails, for the notifier to tell", async () => {
     const puts: { key: string; ttl: number | undefined }[] = [];
     const s = createKvSessionStore({
@@ -293,7 +313,11 @@ describe("the KV session store", () => {
     await expect(s.rememberTool(["s"], { toolName: "Bash", summary: "ls" }, 0)).rejects.toThrow(
       "KV PUT failed: 429 Too Many Requests",
     );
-    expect(puts).toEqual([{ key: "tool:s", ttl: 86_400 }]);
+    // And the mark that tells other isolates the key's call was not written, refused here too.
+    expect(puts).toEqual([
+      { key: "tool:s", ttl: 86_400 },
+      { key: "toolfail:s", ttl: 86_400 },
+    ]);
   });
 
   it("rejects a key KV refuses (over 512 bytes)", async () => {

@@ -3,8 +3,10 @@
  * half of a deepagents legacy tool call by tool id, in a KV namespace, forgotten a day after they
  * were written (KV's own expiry). KV is eventually consistent: a write can take up to 60 s to be
  * seen in another location, and a key takes one write a second, so of a session's tool calls
- * started within one second (an agent's parallel calls) the first may be the one remembered. The
- * events of one session normally reach one location seconds apart. Nothing here counts or decides:
+ * started within one second (an agent's parallel calls) the first may be the one remembered, and
+ * a call whose write is refused is marked under a key of its own, so that no isolate names the
+ * older one for it (`refusedKey`). The events of one session normally reach one location seconds
+ * apart. Nothing here counts or decides:
  * remembering is best effort, after the answer; a failed read or write rejects, as the other
  * stores' do, and the notifier logs it (once a minute while it goes on) and sends the notification
  * without it. KV calls have no timeout: the notifier gives up one still running at the request's
@@ -35,19 +37,30 @@ export function createKvSessionStore(kv: KvNamespaceLike): SessionStore {
   }
   // The two halves of a tool call live under two keys, so neither write can undo the other.
   const halfKey = (toolId: string, kind: ToolHalf["kind"]) => keyOf(`half-${kind}`, toolId);
+  const toolKey = (id: string) => keyOf("tool", id);
+  // When a call could not be written under a key: the notifier keeps it for its own isolate only
+  // (notify.ts `StoreFailures`), and an isolate that did not see the write refused named the older
+  // call the key still holds, another command than the one its prompt asks about.
+  const refusedKey = (id: string) => keyOf("toolfail", id);
 
   return {
     async rememberTool(sessionIds, tool, at) {
       const value = { toolName: tool.toolName, summary: tool.summary, at };
-      await Promise.all(sessionIds.map((id) => put(keyOf("tool", id), value)));
+      const writes = await Promise.allSettled(sessionIds.map((id) => put(toolKey(id), value)));
+      const refused = sessionIds.filter((_, i) => writes[i]?.status === "rejected");
+      if (refused.length === 0) return;
+      // Another key, so not refused by KV's one write a second to the key refused (its 429); a KV
+      // that refuses every write refuses it too, which leaves it to the isolate that saw it.
+      await Promise.allSettled(refused.map((id) => put(refusedKey(id), { at })));
+      throw (writes.find((w) => w.status === "rejected") as PromiseRejectedResult).reason;
     },
     async lastTool(sessionId, _at, writtenAfter = Number.NEGATIVE_INFINITY) {
-      const value = await get(keyOf("tool", sessionId));
+      const [value, refused] = await Promise.all([get(toolKey(sessionId)), get(refusedKey(sessionId))]);
+      const after = typeof refused?.at === "number" ? Math.max(writtenAfter, refused.at) : writtenAfter;
       const toolName = value?.toolName;
       const summary = value?.summary;
       // One an earlier hookgate wrote carries no time: of unknown age, given only without a bound.
-      const fresh =
-        typeof value?.at === "number" ? value.at > writtenAfter : writtenAfter === Number.NEGATIVE_INFINITY;
+      const fresh = typeof value?.at === "number" ? value.at > after : after === Number.NEGATIVE_INFINITY;
       return typeof toolName === "string" && typeof summary === "string" && fresh
         ? { toolName, summary }
         : undefined;
