@@ -36,12 +36,14 @@ export interface SessionStore {
   /**
    * `at`: when it is read; what was written a day or more before it is not given (KV's expiry).
    * `writtenAfter`: what was written at or before it is not given either (`StoreFailures`).
+   * `"refused"`: the latest call under it was not written, as the store knows where another
+   * isolate's write was refused (KV: kv.ts `refusedKey`); none is given, as for `writtenAfter`.
    */
   lastTool(
     sessionId: string,
     at?: number,
     writtenAfter?: number,
-  ): Promise<{ toolName: string; summary: string } | undefined>;
+  ): Promise<{ toolName: string; summary: string } | "refused" | undefined>;
   /** deepagents legacy tool calls: each half stored by tool_id, whichever arrives first. */
   rememberToolHalf(toolId: string, half: ToolHalf, at: number): Promise<void>;
   toolHalves(toolId: string, at?: number): Promise<{ use?: ToolHalf; result?: ToolHalf }>;
@@ -324,9 +326,11 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       related = await enrich("lastTool", input.deadline, async () => {
         if (byName !== undefined) {
           const last = await sessions.lastTool(byName, now, storeFailures.staleUpTo(byName));
+          if (last === "refused") return undefined;
           if (last !== undefined || storeFailures.writeFailed(byName)) return last;
         }
-        return sessions.lastTool(sessionKey, now, storeFailures.staleUpTo(sessionKey));
+        const last = await sessions.lastTool(sessionKey, now, storeFailures.staleUpTo(sessionKey));
+        return last === "refused" ? undefined : last;
       });
     }
     const jobs = new Map<string, DeliveryJob>();

@@ -295,8 +295,9 @@ describe("the KV session store", () => {
     await expect(
       createKvSessionStore(refusing).rememberTool([id], { toolName: "Bash", summary: "rm -rf build" }, 2),
     ).rejects.toThrow("429 Too Many Requests");
-    // Another isolate's store, which saw no write fail: the key still holds `ls`, not the call asked about.
-    expect(await store().lastTool(id, 3)).toBeUndefined();
+    // Another isolate's store, which saw no write fail: the key still holds `ls`, not the call asked
+    // about, and says its latest call was refused (for a prompt naming its tool, none of another's).
+    expect(await store().lastTool(id, 3)).toBe("refused");
     await store().rememberTool([id], { toolName: "Read", summary: "a.txt" }, 4);
     expect(await store().lastTool(id, 5)).toEqual({ toolName: "Read", summary: "a.txt" });
   });

@@ -6,6 +6,7 @@
 import { env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createKvSessionStore, type KvNamespaceLike } from "../../src/adapters/session/kv.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
 import type { WorkerEnv } from "../../src/entry/workers.js";
 import { answerHook } from "./answer-hook.js";
 
@@ -111,6 +112,58 @@ describe("the Worker's session store failures", () => {
     expect(await store.lastTool(JSON.stringify(["default", sessionId]), Date.now())).toMatchObject({
       toolName: "WebSearch",
     });
+  });
+
+  it("written in another isolate, a refused call of the tool a prompt names leaves the prompt without a tool, not with another's call", async () => {
+    const sessionId = crypto.randomUUID();
+    // Another isolate's notifier, over the same KV: the keys notify.ts makes, team and id.
+    const session = JSON.stringify(["default", sessionId]);
+    const tool = (name: string) => JSON.stringify(["default", sessionId, name]);
+    const kv = env.HOOKGATE_SESSIONS as KvNamespaceLike;
+    let refuse = true;
+    const refusing: KvNamespaceLike = {
+      get: (key, type) => kv.get(key, type),
+      put: (key, value, options) =>
+        refuse && key.startsWith("tool:")
+          ? Promise.reject(new Error("KV PUT failed: 429 Too Many Requests"))
+          : kv.put(key, value, options),
+    };
+    const other = createKvSessionStore(refusing);
+    const now = Date.now();
+    refuse = false;
+    await other.rememberTool([session, tool("Bash")], { toolName: "Bash", summary: "ls" }, now - 3000);
+    refuse = true;
+    await expect(
+      other.rememberTool([session, tool("Bash")], { toolName: "Bash", summary: "rm -rf build" }, now - 2000),
+    ).rejects.toThrow("429");
+    refuse = false;
+    await other.rememberTool([session, tool("Read")], { toolName: "Read", summary: "a.txt" }, now - 1000);
+    // This isolate saw none of it: the prompt is for the Bash call whose write was refused. Its
+    // job is read as the queue is sent it (a webhook's body carries no tool; Slack's does).
+    const sent: { body: { body: DeliveryJob } }[] = [];
+    const queue = {
+      sendBatch: async (messages: { body: { body: DeliveryJob } }[]) => {
+        sent.push(...messages);
+      },
+      send: async (message: { body: DeliveryJob }) => {
+        sent.push({ body: message });
+      },
+    };
+    const res = await answerHook(
+      {
+        session_id: sessionId,
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "Notification",
+        message: "Claude needs your permission to use Bash",
+        notification_type: "permission_prompt",
+      },
+      { ...env, HOOKGATE_SESSIONS: kv, HOOKGATE_QUEUE: queue } as WorkerEnv,
+    );
+    expect(res.status).toBe(200);
+    expect(sent).toHaveLength(1);
+    // Neither the Bash call before the refused one, nor the Read call after it.
+    expect(sent[0]?.body.body.notification.relatedTool).toBeUndefined();
   });
 
   it("give up a KV read that never answers at the request's deadline, and the notification goes out without it", async () => {

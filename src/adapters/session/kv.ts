@@ -61,9 +61,9 @@ export function createKvSessionStore(kv: KvNamespaceLike): SessionStore {
       const summary = value?.summary;
       // One an earlier hookgate wrote carries no time: of unknown age, given only without a bound.
       const fresh = typeof value?.at === "number" ? value.at > after : after === Number.NEGATIVE_INFINITY;
-      return typeof toolName === "string" && typeof summary === "string" && fresh
-        ? { toolName, summary }
-        : undefined;
+      if (typeof toolName === "string" && typeof summary === "string" && fresh) return { toolName, summary };
+      // Told apart from none: a prompt naming this key's tool is then told no other tool's call.
+      return after > writtenAfter ? "refused" : undefined;
     },
     async rememberToolHalf(toolId, half) {
       await put(halfKey(toolId, half.kind), half);
