@@ -214,7 +214,7 @@ describe("gatewayRequest", () => {
       const via = proxy ? ` (through the proxy ${proxy.url})` : "";
       expect(await ask("/corrupt")).toEqual({
         ok: false,
-        error: `the answer from ${url}/corrupt (HTTP 200)${via} does not decode as its Content-Encoding gzip says (incorrect header check)`,
+        error: `the answer from ${url}/corrupt (HTTP 200)${via} does not decode as its Content-Encoding gzip says (Z_DATA_ERROR: incorrect header check)`,
         fix: "check the server, or a proxy in front of the gateway, that compresses its answers",
       });
     },

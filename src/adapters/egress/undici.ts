@@ -16,6 +16,7 @@ import { isIP, type LookupFunction } from "node:net";
 import { pipeline, type Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate, constants as zlibConstants } from "node:zlib";
 import { Agent, buildConnector, type Dispatcher } from "undici";
+import { type CodingHeader, codingsOf, flatHeaders, MOST_CODINGS } from "../../core/answer-headers.js";
 import { classifyAddress } from "../../core/egress/address.js";
 import {
   addressRefusal,
@@ -211,7 +212,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       }
       if (req.readsBodyOf?.(res.statusCode) === false) {
         drop(res.body);
-        return ok({ status: res.statusCode, headers: flattenHeaders(res.headers), body: "" });
+        return ok({ status: res.statusCode, headers: flatHeaders(res.headers), body: "" });
       }
       const coded = decoded(res.body, res.headers);
       let read: Awaited<ReturnType<typeof readCapped>>;
@@ -231,7 +232,7 @@ export function createUndiciEgress(options: UndiciEgressOptions): UndiciEgress {
       if (read === undefined) {
         return refuse(tooLargeRefusal(verdict.url, maxBytes), req.url);
       }
-      const headers = flattenHeaders(res.headers);
+      const headers = flatHeaders(res.headers);
       if (coded) {
         delete headers["content-encoding"];
         delete headers["transfer-encoding"];
@@ -514,14 +515,6 @@ const POLICY_URL: TlsFixPlace = {
   plainHttpWhy: "",
 };
 
-function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return out;
-}
-
 /**
  * The content codings Workers' fetch decodes (RFC 9110 §8.4.1). hookgate sends no
  * Accept-Encoding, which RFC 9110 §12.5.3 reads as any coding being acceptable, so a server or a
@@ -544,7 +537,7 @@ const DECODERS: ReadonlyMap<string, () => NodeJS.ReadWriteStream> = new Map([
 /** A coding an answer names, and the header that names it. */
 interface Coding {
   readonly coding: string;
-  readonly header: "Content-Encoding" | "Transfer-Encoding";
+  readonly header: CodingHeader;
 }
 
 /** A body that came in a content coding, and which of its decoders, if any, found it broken. */
@@ -555,34 +548,24 @@ interface Decoding {
 }
 
 /**
- * The codings of one header, in the order the server applied them. A transfer coding is applied
- * after the content codings, and `chunked`, the last, undici has already taken off. hookgate sends
- * no TE header, so a server should send no other (RFC 9112 §7.4): one that sends `gzip` all the
- * same is decoded as a content coding is, where its answer reached a rule as gzip's bytes.
- */
-function codingsOf(value: string | string[] | undefined, header: Coding["header"]): Coding[] {
-  return [value ?? []]
-    .flat()
-    .flatMap((h) => h.split(","))
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== "" && c !== "identity" && !(header === "Transfer-Encoding" && c === "chunked"))
-    .map((coding) => ({ coding, header }));
-}
-
-/**
  * The body decoded from its content and transfer codings, last applied first; undefined when it
- * has none, or one no decoder knows (more than 3, or `identity` aside): it is then read as it came. A body
+ * has none, more than MOST_CODINGS, or one no decoder knows: it is then read as it came. A body
  * that does not decode fails its read, and `failed` names the coding; one that broke off on the
  * wire fails it too, with `failed` still undefined. The size cap applies to the decoded bytes.
  */
 function decoded(body: Readable, headers: Dispatcher.ResponseData["headers"]): Decoding | undefined {
-  const codings = [
-    ...codingsOf(headers["content-encoding"], "Content-Encoding"),
-    ...codingsOf(headers["transfer-encoding"], "Transfer-Encoding"),
-  ].reverse();
+  // A transfer coding is applied after the content codings. hookgate sends no TE header, so a
+  // server should send no other than `chunked` (RFC 9112 §7.4): one that sends `gzip` all the
+  // same is decoded as a content coding is, where its answer reached a rule as gzip's bytes.
+  const codings = (["Content-Encoding", "Transfer-Encoding"] as const)
+    .flatMap((header) =>
+      codingsOf(headers[header.toLowerCase()], header).map((coding): Coding => ({ coding, header })),
+    )
+    .reverse();
   // A Map, not an object: a coding the server names `constructor` is one no decoder knows.
   const makers = codings.map((c) => DECODERS.get(c.coding));
-  if (makers.length === 0 || makers.length > 3 || makers.some((m) => m === undefined)) return undefined;
+  if (makers.length === 0 || makers.length > MOST_CODINGS || makers.some((m) => m === undefined))
+    return undefined;
   // The pipeline hands a stream's error on to the others: the first to see it is where it began.
   // The body's own listener comes before the pipeline's, so its errors are known as the wire's.
   const seen = new WeakSet<object>();

@@ -7,6 +7,7 @@
  */
 import { type ClientRequest, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { codingsOf, flatHeaders, MOST_CODINGS, undecodedAs } from "../../core/answer-headers.js";
 import { errorMessage } from "../../core/errors.js";
 import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 
@@ -96,15 +97,14 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
           });
           response.on("error", fail);
           response.on("end", () => {
-            const headers: Record<string, string> = {};
-            for (const [name, value] of Object.entries(response.headers)) {
-              if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
-            }
             // A rejection (node:zlib not loading) is a failure like any other, never unhandled.
-            decodedAnswer(response.statusCode ?? 0, headers, Buffer.concat(chunks), url, maxBytes).then(
-              settle,
-              fail,
-            );
+            decodedAnswer(
+              response.statusCode ?? 0,
+              flatHeaders(response.headers),
+              Buffer.concat(chunks),
+              url,
+              maxBytes,
+            ).then(settle, fail);
           });
         },
       );
@@ -134,14 +134,10 @@ export async function decodedAnswer(
   via?: string,
 ): Promise<GatewayResult> {
   const route = via === undefined ? "" : ` (${via})`;
-  const codings = (headers["content-encoding"] ?? "")
-    .split(",")
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== "" && c !== "identity")
-    .reverse();
-  // More than three, as the egress guard reads them (egress/undici.ts): each is decoded whole on
-  // this thread, past the timeout's reach, and a header of a thousand held `send` for seconds.
-  if (codings.length === 0 || codings.length > 3)
+  const codings = codingsOf(headers["content-encoding"], "Content-Encoding").reverse();
+  // More than MOST_CODINGS, as the egress guard reads them: each is decoded whole on this thread,
+  // past the timeout's reach.
+  if (codings.length === 0 || codings.length > MOST_CODINGS)
     return { ok: true, response: { status, headers, body: body.toString("utf8") } };
   const zlib = await import("node:zlib");
   const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: maxBytes };
@@ -165,7 +161,7 @@ export async function decodedAnswer(
         return { ok: false, error: `the answer from ${url.href}${route} is larger than the client accepts` };
       return {
         ok: false,
-        error: `the answer from ${url.href} (HTTP ${status})${route} does not decode as its Content-Encoding ${coding} says (${errorMessage(e).replace(/\s+/g, " ").trim()})`,
+        error: `the answer from ${url.href} (HTTP ${status})${route} ${undecodedAs(coding, e, "Content-Encoding")}`,
         fix: "check the server, or a proxy in front of the gateway, that compresses its answers",
       };
     }

@@ -10,6 +10,7 @@
 import { isIP } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { type buildConnector, Pool, ProxyAgent } from "undici";
+import { flatHeaders } from "../../core/answer-headers.js";
 import { errorMessage } from "../../core/errors.js";
 import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 import { withoutUserinfo } from "../../core/url-userinfo.js";
@@ -63,11 +64,14 @@ export async function proxiedRequest(
       }
       chunks.push(chunk);
     }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(res.headers)) {
-      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
-    }
-    return await decodedAnswer(res.statusCode, headers, Buffer.concat(chunks), url, maxBytes, via);
+    return await decodedAnswer(
+      res.statusCode,
+      flatHeaders(res.headers),
+      Buffer.concat(chunks),
+      url,
+      maxBytes,
+      via,
+    );
   } catch (e) {
     if (signal.aborted) {
       return { ok: false, error: `${url.href} did not answer within ${request.timeoutMs / 1000} s (${via})` };

@@ -2,6 +2,7 @@
  * Every egress refusal is a value with a stable code, the stage that refused it, and a reason a
  * person can act on (which rule, which range and its RFC). The egress adapters log and count them.
  */
+import { type CodingHeader, undecodedAs } from "../answer-headers.js";
 import { errorMessage } from "../errors.js";
 import { describeRawTarget, describeTarget } from "./target.js";
 
@@ -141,10 +142,12 @@ export function tooLargeRefusal(url: URL, maxBytes: number): EgressRefusal {
  * so the server, or a proxy in front of it, compresses it wrongly (or names a coding it did not
  * use), and the same call gets the same answer.
  */
-export function undecodedBody(coding: string, error: unknown, header = "Content-Encoding"): string {
-  const code = (error as { code?: unknown })?.code;
-  const why = `${typeof code === "string" ? `${code}: ` : ""}${errorMessage(error).replace(/\.$/, "")}`;
-  return `its body does not decode as its ${header} ${coding} says (${why}); check the server, or a proxy in front of it, that compresses its answers`;
+export function undecodedBody(
+  coding: string,
+  error: unknown,
+  header: CodingHeader = "Content-Encoding",
+): string {
+  return `its body ${undecodedAs(coding, error, header)}; check the server, or a proxy in front of it, that compresses its answers`;
 }
 
 /** An answer from `url` whose body does not decode from its content coding, said the same way on both runtimes. */
@@ -153,7 +156,7 @@ export function undecodedRefusal(
   status: number,
   coding: string,
   error: unknown,
-  header = "Content-Encoding",
+  header: CodingHeader = "Content-Encoding",
 ): EgressRefusal {
   return {
     code: "EGRESS_BAD_ENCODING",
