@@ -238,6 +238,9 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  * the characters `strip` drops (those that act in a terminal), scrubbed of the policy's secrets
  * before and after they go: a secret may hold one (a zero-width space pasted with it), which
  * dropping it first would leave unmatched, and one inside a secret hides it from the first scrub.
+ * The policy keeps each secret also without all of them (collectSecrets), but that is not what
+ * `withoutControlsButLines` leaves of one that holds a tab, a newline or a joiner besides:
+ * test/unit/policy-secrets.test.ts.
  */
 export function scrubbedWithout(
   text: string,

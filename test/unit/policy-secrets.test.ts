@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { parseForwardResponse } from "../../src/core/forward.js";
+import { parseJudgeResponse } from "../../src/core/judge.js";
 import { MASK, scrubbedWithout, scrubSecrets } from "../../src/core/mask.js";
 import { MIN_SECRET_CHARS } from "../../src/core/policy.js";
 import { policyFrom, sha256 } from "../support/policy.js";
@@ -235,6 +237,68 @@ describe("Policy.secrets", () => {
     // So a server or a model that quotes the token it knows is masked, in the agent's texts too.
     expect(scrubbedWithout("token pasted-key-value refused", policy.secrets)).toBe(`token ${MASK} refused`);
   });
+
+  it.each([
+    ["a tab", "Qm7vX2pL\t9rT4wZ8kN3"],
+    ["a newline", "Qm7vX2pL\n9rT4wZ8kN3"],
+    ["a zero-width space", "Qm7vX2pL\u200b9rT4wZ8kN3"],
+    ["a zero-width joiner", "Qm7vX2pL\u200d9rT4wZ8kN3"],
+    // The agent's texts keep a tab, a newline and the joiners and lose the rest
+    // (withoutControlsButLines), and the policy keeps the value as set and without all of them
+    // (withoutControls): neither form is what is left of one holding both kinds.
+    ["a tab and a zero-width space", "Qm7vX2pL\t9rT4\u200bwZ8kN3"],
+    ["a newline and a direction mark", "Qm7vX2pL\n9rT4\u200ewZ8kN3"],
+    ["a zero-width joiner and a zero-width space", "Qm7vX2pL\u200d9rT4\u200bwZ8kN3"],
+  ])(
+    "masks a value holding %s, as the policy has it, in a forward's texts and a model's reason and keys",
+    async (_, value) => {
+      const policy = await policyFrom(
+        { version: 1, models: { m: { provider: "anthropic", model: "x", apiKey: "env:KEY" } }, rules: [] },
+        { KEY: value },
+      );
+      const forward = JSON.stringify({
+        systemMessage: `seen ${value}`,
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: `token ${value} refused`,
+          additionalContext: `ctx ${value}`,
+        },
+      });
+      expect(parseForwardResponse("r1", 200, forward, "PreToolUse", "claude-code", policy.secrets)).toEqual({
+        ok: true,
+        value: {
+          ruleId: "r1",
+          decision: "deny",
+          reason: `token ${MASK} refused`,
+          context: `ctx ${MASK}`,
+          systemMessage: `seen ${MASK}`,
+        },
+      });
+      const verdict = JSON.stringify({ ok: false, reason: `it sends ${value} out` });
+      const answer = JSON.stringify({
+        type: "message",
+        content: [{ type: "text", text: verdict }],
+        stop_reason: "end_turn",
+      });
+      expect(parseJudgeResponse("anthropic", 200, answer, policy.secrets)).toEqual({
+        ok: true,
+        value: { ok: false, reason: `it sends ${MASK} out` },
+      });
+      const keyed = JSON.stringify({ ok: true, reason: "fine", [value]: 1 });
+      const named = parseJudgeResponse(
+        "anthropic",
+        200,
+        JSON.stringify({
+          type: "message",
+          content: [{ type: "text", text: keyed }],
+          stop_reason: "end_turn",
+        }),
+        policy.secrets,
+      );
+      expect(named.ok ? "" : named.error.message).toMatch(/has unexpected keys: \[masked\]$/);
+    },
+  );
 
   it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {
     const short = await policyFrom(
