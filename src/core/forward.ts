@@ -211,6 +211,14 @@ export function parseForwardResponse(
       return parseForwardResponse(ruleId, 200, deepcodeRefusal(status, body), eventName, dialect, secrets);
     return failure("FORWARD_HTTP_STATUS", `HTTP ${status} from the downstream hook`);
   }
+  // Each text as the agent is handed it. Claude Code prints a reason, a stopReason and a
+  // systemMessage in the user's terminal, and no client reads an escape sequence in them as wanted
+  // (Claude Code 2.1.332 has a field of its own for one, `terminalSequence`, never passed on). A
+  // server may quote what the agent sent, so each loses what a model's reason loses (judge.ts): an
+  // ESC or CSI sequence's introducer (OSC 52 writes the clipboard), a carriage return, the line
+  // separators, the bidirectional controls and marks; tabs, newlines and the joiners stay. Scrubbed
+  // of the policy's secrets before and after they go (scrubbedWithout).
+  const scrub = (text: string) => scrubbedWithout(text, secrets);
   const text = body.trim();
   if (text === "") return ok({ ruleId });
 
@@ -221,7 +229,7 @@ export function parseForwardResponse(
     // means them, and hookgate passes them on in the JSON form Claude Code appends (render.ts).
     // A JSON object is read as hook output below (so `{}` means no opinion) rather than appended
     // literally as Claude Code would.
-    if (eventName === "PreCompact") return ok({ ruleId, context: shownText(text, secrets) });
+    if (eventName === "PreCompact") return ok({ ruleId, context: scrub(text) });
     // From every client, though deepcode ignores such a body and deepagents reads plain text on
     // SessionStart and UserPromptSubmit as context: a body that is no JSON object is more often a
     // proxy's error page than an answer, and onError is the policy's word on a broken server.
@@ -305,9 +313,9 @@ export function parseForwardResponse(
   // reason the ask or allow gave ("please confirm" on a deny).
   // An empty reason says nothing: Claude Code tells the agent `permissionDecisionReason || reason
   // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`;
-  // so does one of nothing but the characters the agent is not handed (shownText).
+  // so does one of nothing but the characters the agent is not handed (`scrub`).
   const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
-  const visible = (text: string | undefined) => text && shownText(text, secrets);
+  const visible = (text: string | undefined) => text && scrub(text);
   const said = (ownWon ? visible(own.reason) || visible(topReason) : visible(topReason)) || undefined;
   // Claude Code shows an ask's updatedInput in its dialog (its hooks docs), but hookgate sends a
   // rewrite only with an allow (POLICY.md): the dialog is for the call as it came, and approving
@@ -331,7 +339,6 @@ export function parseForwardResponse(
   const context =
     own.context ?? (eventName === "PreCompact" && decision === undefined ? topReason : undefined);
   const stopsTurn = stop === false || own.interrupt === true;
-  const scrub = (text: string) => shownText(text, secrets);
   return ok({
     ruleId,
     ...(decision !== undefined && { decision }),
@@ -343,20 +350,6 @@ export function parseForwardResponse(
     ...(stopsTurn && { stop: true }),
     ...(stop === false && stopReason !== undefined && { stopReason: scrub(stopReason) }),
   });
-}
-
-/**
- * A text of the answer as the agent is handed it. Claude Code prints a reason, a stopReason and a
- * systemMessage in the user's terminal, and no client reads an escape sequence in them as wanted
- * (Claude Code 2.1.332 has a field of its own for one, `terminalSequence`, never passed on). A
- * server may quote what the agent sent, so each loses what a model's reason loses (judge.ts): an
- * ESC or CSI sequence's introducer (OSC 52 writes the clipboard), a carriage return, the line
- * separators, the bidirectional controls and marks; tabs, newlines and the joiners stay. Scrubbed
- * of the policy's secrets before and after they go: a secret may hold one (a zero-width space
- * pasted with it), which dropping it would leave unmatched, and one inside a secret hid it.
- */
-function shownText(text: string, secrets: readonly string[]): string {
-  return scrubbedWithout(text, secrets);
 }
 
 /**

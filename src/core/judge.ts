@@ -4,7 +4,7 @@
  * its answer, and what that answer means for the event. Sending the request is the caller's.
  */
 import type { RuleEffect } from "./decision.js";
-import { withoutControls, withoutControlsButLines } from "./escape-controls.js";
+import { withoutControls } from "./escape-controls.js";
 import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
 import { writeJson } from "./json-write.js";
@@ -385,11 +385,8 @@ export function parseJudgeResponse(
   // hid it from the scrub, and a secret may hold one itself. Cut last, so a cut never leaves the
   // start of a secret. One of nothing but control characters is none, as an empty one is
   // (readVerdict).
-  const reason =
-    withoutControlsButLines(verdict.value.reason).trim() === ""
-      ? NO_REASON
-      : scrubbedWithout(verdict.value.reason, secrets);
-  return ok({ ...verdict.value, reason: cappedReason(reason) });
+  const shown = scrubbedWithout(verdict.value.reason, secrets);
+  return ok({ ...verdict.value, reason: cappedReason(shown.trim() === "" ? NO_REASON : shown) });
 }
 
 /**
