@@ -134,7 +134,7 @@ function withScheme(proxy: string): string {
  * addresses prints and to which a connect reaches this machine (Linux, macOS). Without
  * ipaddr.js, which would add about 10 ms to every command hook's run.
  */
-export function loopbackUrlHost(hostname: string): boolean {
+function loopbackUrlHost(hostname: string): boolean {
   const name = hostname.replace(/^\[|\]$/g, "").toLowerCase();
   return /^(?:(?:.+\.)?localhost\.?|127(?:\.\d{1,3}){3}|::1?|0\.0\.0\.0|::ffff:7f[\da-f]{2}:[\da-f]{1,4})$/.test(
     name,

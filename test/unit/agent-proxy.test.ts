@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { agentProxy, loopbackUrlHost, proxyFor } from "../../src/entry/agent-proxy.js";
+import { agentProxy, proxyFor, strandingProxy } from "../../src/entry/agent-proxy.js";
 
-const hostOf = (url: string) => new URL(url).hostname;
+describe("strandingProxy", () => {
+  const remote = "http://proxy.corp:3128";
 
-describe("loopbackUrlHost", () => {
   it.each([
     "http://localhost:8787/",
     "http://LOCALHOST./",
@@ -16,8 +16,10 @@ describe("loopbackUrlHost", () => {
     // A connect to the unspecified address reaches this machine on Linux and macOS.
     "http://0.0.0.0:8787/",
     "http://[::]:8787/",
-  ])("takes %s for this machine's loopback", (url) => {
-    expect(loopbackUrlHost(hostOf(url))).toBe(true);
+  ])("takes %s for this machine's loopback, which a proxy on another machine cannot reach", (url) => {
+    expect(strandingProxy(url, remote)).toEqual(new URL(remote));
+    // A proxy there (a local cntlm) reaches it, as a loopback gateway.
+    expect(strandingProxy(url, url)).toBeUndefined();
   });
 
   it.each([
@@ -29,7 +31,7 @@ describe("loopbackUrlHost", () => {
     "http://[::2]/",
     "http://[::ffff:10.0.0.1]/",
   ])("does not take %s for it", (url) => {
-    expect(loopbackUrlHost(hostOf(url))).toBe(false);
+    expect(strandingProxy(url, remote)).toBeUndefined();
   });
 });
 
