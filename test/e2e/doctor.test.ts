@@ -1,13 +1,12 @@
 /** `hookgate doctor` against a running gateway: each check with ✓ or ✗ and a fix. */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doctorCommand, type Resolve } from "../../src/entry/doctor.js";
 import { forwardProxy } from "../support/forward-proxy.js";
-import { refusingPort } from "../support/loopback.js";
+import { listenUntilDone, refusingPort } from "../support/loopback.js";
 import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
 import { tempDir } from "../support/temp.js";
 
@@ -26,11 +25,37 @@ afterAll(async () => {
 const lines = (stdout: string) => stdout.split("\n").filter((l) => /^[✓✗] /.test(l));
 
 /**
+ * `hookgate doctor --url url` run in this process with `env`, its DNS lookups answered by
+ * `resolve` (the system's when not given): its exit code and what it printed.
+ */
+async function doctorIn(
+  url: string,
+  env: Record<string, string>,
+  resolve?: Resolve,
+): Promise<{ code: number; out: string }> {
+  let out = "";
+  const io = {
+    out: (text: string) => {
+      out += text;
+    },
+    err: () => {},
+    stdin: async () => new Uint8Array(),
+  };
+  const code = await doctorCommand(["--url", url], io, env, resolve);
+  return { code, out };
+}
+
+/** A loopback server answering with `answer` until the test ends; its claude-code hook URL. */
+async function hookUrlOf(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  return `http://127.0.0.1:${await listenUntilDone(createServer(answer))}/v1/hooks/claude-code`;
+}
+
+/**
  * `hookgate doctor` against a loopback server whose /healthz is hookgate's with `health` added,
  * and which answers the token and sample checks as the gateway does.
  */
 async function doctorAgainstHealth(health: Record<string, unknown>): Promise<{ code: number; out: string }> {
-  const gateway = createServer((req, res) => {
+  const url = await hookUrlOf((req, res) => {
     req.resume();
     res.writeHead(200, { "content-type": "application/json" });
     if (req.url === "/healthz") {
@@ -45,23 +70,7 @@ async function doctorAgainstHealth(health: Record<string, unknown>): Promise<{ c
       ),
     );
   });
-  await new Promise<void>((resolve) => gateway.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}/v1/hooks/claude-code`;
-  try {
-    let out = "";
-    const io = {
-      out: (text: string) => {
-        out += text;
-      },
-      err: () => {},
-      stdin: async () => new Uint8Array(),
-    };
-    const code = await doctorCommand(["--url", url], io, { HOOKGATE_TOKEN: TOKEN });
-    return { code, out };
-  } finally {
-    gateway.closeAllConnections();
-    await new Promise((resolve) => gateway.close(resolve));
-  }
+  return doctorIn(url, { HOOKGATE_TOKEN: TOKEN });
 }
 
 describe("hookgate doctor", { timeout: 90_000 }, () => {
@@ -211,7 +220,7 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
 
   it("passes on the gateway's own fix when it refuses the request (a loopback gateway asked by another name)", async () => {
     // What serve bound to loopback answers a request addressed to a name it does not serve.
-    const refusing = createServer((_req, res) =>
+    const url = await hookUrlOf((_req, res) =>
       res.writeHead(421, { "content-type": "application/json" }).end(
         JSON.stringify({
           error: {
@@ -221,25 +230,19 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
         }),
       ),
     );
-    await new Promise<void>((resolve) => refusing.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/v1/hooks/claude-code`;
-    try {
-      const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
-      expect(result.code).toBe(1);
-      expect(result.stdout).toMatch(/✗ gateway answers: GET .*\/healthz gave HTTP 421, HOST_NOT_SERVED/);
-      expect(result.stdout).toMatch(
-        /fix: the request is addressed to "vm:8787"; … put one of those in the hook URL/,
-      );
-    } finally {
-      await new Promise((resolve) => refusing.close(resolve));
-    }
+    const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/✗ gateway answers: GET .*\/healthz gave HTTP 421, HOST_NOT_SERVED/);
+    expect(result.stdout).toMatch(
+      /fix: the request is addressed to "vm:8787"; … put one of those in the hook URL/,
+    );
   });
 
   it("says a token the gateway could not check (AUTH_UNAVAILABLE) is for its operator to fix, not a token to change", async () => {
     // What a gateway answers when its token check did not load (a bundle's chunk not deployed).
     const message =
       "the gateway could not load its token check, so it checked no token (No such module): its operator deploys every module of its build, or restarts it after its files changed";
-    const unchecked = createServer((req, res) => {
+    const url = await hookUrlOf((req, res) => {
       if (req.url?.startsWith("/healthz"))
         return res
           .writeHead(200, { "content-type": "application/json" })
@@ -258,19 +261,13 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
           }),
         );
     });
-    await new Promise<void>((resolve) => unchecked.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(unchecked.address() as AddressInfo).port}/v1/hooks/claude-code`;
-    try {
-      const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
-      expect(result.code).toBe(1);
-      expect(result.stdout).toContain(`✗ token in HOOKGATE_TOKEN not checked (AUTH_UNAVAILABLE): ${message}`);
-      expect(result.stdout).not.toMatch(/fix: (set HOOKGATE_TOKEN|fix the token)/);
-      expect(result.stdout).toContain(
-        "fix: the gateway's operator makes its token check load; your token may well be right",
-      );
-    } finally {
-      await new Promise((resolve) => unchecked.close(resolve));
-    }
+    const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`✗ token in HOOKGATE_TOKEN not checked (AUTH_UNAVAILABLE): ${message}`);
+    expect(result.stdout).not.toMatch(/fix: (set HOOKGATE_TOKEN|fix the token)/);
+    expect(result.stdout).toContain(
+      "fix: the gateway's operator makes its token check load; your token may well be right",
+    );
   });
 
   it("fails an address check when the hook URL's name resolves to an address Claude Code or deepcode refuses", async () => {
@@ -278,21 +275,12 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     // call then runs unguarded; this command connects anyway, so every other check passed.
     const port = new URL(server.url).port;
     const doctor = async (url: string, answers: readonly string[], env: Record<string, string> = {}) => {
-      let out = "";
       const asked: string[] = [];
-      const resolve: Resolve = async (host) => {
+      const run = await doctorIn(url, { HOOKGATE_TOKEN: TOKEN, ...env }, async (host) => {
         asked.push(host);
         return answers;
-      };
-      const io = {
-        out: (text: string) => {
-          out += text;
-        },
-        err: () => {},
-        stdin: async () => new Uint8Array(),
-      };
-      const code = await doctorCommand(["--url", url], io, { HOOKGATE_TOKEN: TOKEN, ...env }, resolve);
-      return { code, out, asked };
+      });
+      return { ...run, asked };
     };
     const split = await doctor(`http://localhost:${port}/v1/hooks/claude-code`, ["127.0.0.1", "10.0.0.5"]);
     expect(split.code, split.out).toBe(1);
@@ -406,23 +394,8 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     // fix named, leaves its hooks on the proxy, and the next run failed the same way.
     const hookUrl = `${server.url}/v1/hooks/deepcode`;
     const host = new URL(server.url).hostname;
-    const doctor = async (env: Record<string, string>) => {
-      let out = "";
-      const io = {
-        out: (text: string) => {
-          out += text;
-        },
-        err: () => {},
-        stdin: async () => new Uint8Array(),
-      };
-      const code = await doctorCommand(
-        ["--url", hookUrl],
-        io,
-        { HOOKGATE_TOKEN: TOKEN, ...env },
-        async () => [host],
-      );
-      return { code, out };
-    };
+    const doctor = (env: Record<string, string>) =>
+      doctorIn(hookUrl, { HOOKGATE_TOKEN: TOKEN, ...env }, async () => [host]);
     const down = { HTTPS_PROXY: `http://127.0.0.1:${await refusingPort()}` };
     const failed = await doctor(down);
     expect(failed.code, failed.out).toBe(1);
@@ -455,16 +428,9 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     // would read as done already without the header's word on it.
     const hookUrl = `${server.url}/v1/hooks/deepcode`;
     const host = new URL(server.url).hostname;
-    let out = "";
-    const io = {
-      out: (text: string) => {
-        out += text;
-      },
-      err: () => {},
-      stdin: async () => new Uint8Array(),
-    };
     const env = { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: "http://proxy.corp.example:3128", NO_PROXY: "*" };
-    expect(await doctorCommand(["--url", hookUrl], io, env, async () => ["127.0.0.1"])).toBe(1);
+    const { code, out } = await doctorIn(hookUrl, env, async () => ["127.0.0.1"]);
+    expect(code).toBe(1);
     expect(out.split("\n")[0]).toBe(
       `hookgate doctor: gateway ${server.url}, hook ${hookUrl} (deepcode), through the proxy proxy.corp.example:3128, as its http hooks go (deepcode reads no * in NO_PROXY: name the host there, ${host}, for it to connect directly)`,
     );
@@ -477,21 +443,8 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     const url = `${server.url}/v1/hooks/claude-code`;
     const host = new URL(server.url).hostname;
     const doctor = async (hookUrl: string, env: Record<string, string>) => {
-      let out = "";
-      const io = {
-        out: (text: string) => {
-          out += text;
-        },
-        err: () => {},
-        stdin: async () => new Uint8Array(),
-      };
-      const code = await doctorCommand(
-        ["--url", hookUrl],
-        io,
-        { HOOKGATE_TOKEN: TOKEN, ...env },
-        async () => ["127.0.0.1"],
-      );
-      return { code, out, proxy: lines(out).find((l) => l.includes(" proxy: ")) };
+      const run = await doctorIn(hookUrl, { HOOKGATE_TOKEN: TOKEN, ...env }, async () => ["127.0.0.1"]);
+      return { ...run, proxy: lines(run.out).find((l) => l.includes(" proxy: ")) };
     };
     const remote = { HTTPS_PROXY: "http://user:secret@proxy.corp.example:8080", NO_PROXY: "localhost" };
     const proxied = await doctor(url, remote);
@@ -583,18 +536,10 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     const local = await forwardProxy();
     const port = new URL(server.url).port;
     const doctor = async (route: string, env: Record<string, string>) => {
-      let out = "";
-      const io = {
-        out: (text: string) => {
-          out += text;
-        },
-        err: () => {},
-        stdin: async () => new Uint8Array(),
-      };
       const url = `http://localhost:${port}/v1/hooks/${route}`;
       const proxied = { HOOKGATE_TOKEN: TOKEN, HTTPS_PROXY: local.url, ...env };
-      const code = await doctorCommand(["--url", url], io, proxied, async () => ["10.0.0.5"]);
-      return { code, address: lines(out).find((l) => l.includes("address:")), out };
+      const run = await doctorIn(url, proxied, async () => ["10.0.0.5"]);
+      return { ...run, address: lines(run.out).find((l) => l.includes("address:")) };
     };
     const exempt = await doctor("claude-code", { NO_PROXY: "example.com, .localhost" });
     expect(exempt.code, exempt.out).toBe(1);
@@ -725,20 +670,14 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
 
   it("checks nothing more when what answers at the URL is not a hookgate gateway", async () => {
     // Another web server on the port: its 404 for /healthz is no hookgate answer.
-    const other = createServer((_req, res) => res.writeHead(404).end("not found"));
-    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}/v1/hooks/claude-code`;
-    try {
-      const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
-      expect(result.code).toBe(1);
-      expect(lines(result.stdout)).toEqual([
-        expect.stringMatching(/^✗ gateway answers: GET .*\/healthz gave HTTP 404/),
-        "✗ token: not checked (the health check failed)",
-        "✗ sample decision: not checked (the health check failed)",
-      ]);
-    } finally {
-      await new Promise((resolve) => other.close(resolve));
-    }
+    const url = await hookUrlOf((_req, res) => res.writeHead(404).end("not found"));
+    const result = await runCli(["doctor", "--url", url], "", { HOOKGATE_TOKEN: TOKEN });
+    expect(result.code).toBe(1);
+    expect(lines(result.stdout)).toEqual([
+      expect.stringMatching(/^✗ gateway answers: GET .*\/healthz gave HTTP 404/),
+      "✗ token: not checked (the health check failed)",
+      "✗ sample decision: not checked (the health check failed)",
+    ]);
   });
 
   it("names a mistyped hook URL, which the gateway's prefixed routes would otherwise take for a base", async () => {
