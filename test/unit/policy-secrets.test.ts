@@ -275,27 +275,23 @@ describe("Policy.secrets", () => {
           systemMessage: `seen ${MASK}`,
         },
       });
-      const verdict = JSON.stringify({ ok: false, reason: `it sends ${value} out` });
-      const answer = JSON.stringify({
-        type: "message",
-        content: [{ type: "text", text: verdict }],
-        stop_reason: "end_turn",
-      });
-      expect(parseJudgeResponse("anthropic", 200, answer, policy.secrets)).toEqual({
+      // A model's verdict as its text answer.
+      const judged = (verdict: unknown) =>
+        parseJudgeResponse(
+          "anthropic",
+          200,
+          JSON.stringify({
+            type: "message",
+            content: [{ type: "text", text: JSON.stringify(verdict) }],
+            stop_reason: "end_turn",
+          }),
+          policy.secrets,
+        );
+      expect(judged({ ok: false, reason: `it sends ${value} out` })).toEqual({
         ok: true,
         value: { ok: false, reason: `it sends ${MASK} out` },
       });
-      const keyed = JSON.stringify({ ok: true, reason: "fine", [value]: 1 });
-      const named = parseJudgeResponse(
-        "anthropic",
-        200,
-        JSON.stringify({
-          type: "message",
-          content: [{ type: "text", text: keyed }],
-          stop_reason: "end_turn",
-        }),
-        policy.secrets,
-      );
+      const named = judged({ ok: true, reason: "fine", [value]: 1 });
       expect(named.ok ? "" : named.error.message).toMatch(/has unexpected keys: \[masked\]$/);
     },
   );
