@@ -902,6 +902,29 @@ describe("sqlite queue, a delivery settled while another process holds the file 
     20_000,
   );
 
+  it.each(settles)(
+    "%s: with under a second of its lease left, is tried again at the lease's end, not given up",
+    async (_kind, settle) => {
+      // Given up once less than a second was left: its first try waited for the lock a moment
+      // (SHORT_BUSY_MS), where the whole busy timeout had got it in, and the job was sent again.
+      const { queue, message, waits } = await leasedJob();
+      const other = new Database(path);
+      other.exec("BEGIN EXCLUSIVE");
+      clock += 59_500;
+      let outcome: unknown;
+      const settled = settle(queue, message).then(
+        (changed) => (outcome = changed),
+        (e: unknown) => (outcome = e),
+      );
+      await until(() => waits.length > 0 || outcome !== undefined);
+      other.exec("COMMIT");
+      other.close();
+      await settled;
+      expect(outcome).toBe(true);
+      expect(waits.at(0)).toMatch(/locked|busy/i);
+    },
+  );
+
   it.each(settles)("%s: is given up once the lease it settles has ended", async (_kind, settle) => {
     const { queue, message, calls } = await leasedJob();
     const other = new Database(path);

@@ -795,7 +795,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const stopped = new AbortController();
   /**
    * Settles a leased job (ack, retry, hold, dead letter), tried again while another process holds
-   * the file locked or a write finds no room (`passes`), until the lease it settles would end:
+   * the file locked or a write finds no room (`passes`), until the lease it settles ends (`waited`):
    * given up at the first failure, the job stayed leased, came back once its lease ran out and
    * was sent again (the same webhook-id), a duplicate at each lock that outlasted the busy timeout
    * and at each full disk that room was made on within the lease. Other failures (a damaged file)
@@ -815,8 +815,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
         return settled;
       } catch (e) {
         const end = leaseEnds.get(receipt);
-        const waits = passes(e) && end !== undefined && db.open && monotonic() + SETTLE_RETRY_MS < end;
-        if (!waits || !(await waited(receipt, e))) {
+        const waits = passes(e) && end !== undefined && db.open && monotonic() < end;
+        if (!waits || !(await waited(receipt, e, end))) {
           leaseEnds.delete(receipt);
           settlesWaiting.delete(receipt);
           throw e;
@@ -829,7 +829,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const busyMs = () => (stopped.signal.aborted ? shortBusyMs : busyTimeoutMs);
   /**
    * `run`, the statements of a retry, a hold or a dead letter, waiting for a lock SHORT_BUSY_MS at
-   * most: tried again each second until its lease would end, a settle has that second for its
+   * most: tried again each second until its lease ends, a settle has that second for its
    * wait. Ten waiting the whole busy timeout one after another held the thread for ten of them at
    * a time; and made brief only once one waited, the first on a freshly locked file still waited
    * it out, as did each made in the same turn before that one had failed. An ack goes in the
@@ -845,13 +845,21 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
       if (db.open) db.pragma(`busy_timeout = ${busyMs()}`);
     }
   };
-  /** Waits before a settle that failed on `error` is tried again; false if `stopWaiting` ended it. */
-  const waited = async (receipt: string, error: unknown): Promise<boolean> => {
+  /**
+   * Waits before a settle that failed on `error` is tried again, a second or until its lease ends
+   * (`end`), whichever comes first: the last try is at the lease's end. Given up once less than a
+   * second was left, one with under a second of its lease left had only its first try's short
+   * wait, where the whole busy timeout had got it in. Tried at the end, it is safe: a job leased
+   * again meanwhile has another receipt, and the settle changes nothing. False if `stopWaiting`
+   * ended the wait.
+   */
+  const waited = async (receipt: string, error: unknown, end: number): Promise<boolean> => {
     if (stopped.signal.aborted) return false;
     settlesWaiting.add(receipt);
     toldWaiting = true;
     options.onSettleWait?.(error);
-    return sleep(SETTLE_RETRY_MS, true, { signal: stopped.signal }).catch(() => false);
+    const untilEnd = Math.max(0, end - monotonic());
+    return sleep(Math.min(SETTLE_RETRY_MS, untilEnd), true, { signal: stopped.signal }).catch(() => false);
   };
 
   return {
