@@ -284,7 +284,7 @@ describe("sqlite queue on disk", () => {
     expect(queue.stats()).toEqual({ jobs: 2, deadLetters: 1, oldestDueAt: first + 5000 + 60_000 });
   });
 
-  it("rejects the acks and receives of a turn whose commit fails twice, and leaves the jobs as they were", async () => {
+  it("rejects the acks of a turn whose commit fails and its receives once it fails twice, and leaves the jobs as they were", async () => {
     const queue = createSqliteQueue<Job>({ path, owner: "writer", now: () => clock, busyTimeoutMs: 1 });
     opened.push(queue);
     await queue.send([
@@ -293,7 +293,7 @@ describe("sqlite queue on disk", () => {
     ]);
     const [leased] = await queue.receive(1, HOUR);
     if (!leased) throw new Error("nothing received");
-    // Its lease has run out: the ack is not tried again past the commit's second try.
+    // Its lease has run out: the ack is not tried again once its commit failed.
     clock += HOUR;
     const other = new Database(path);
     other.exec("BEGIN IMMEDIATE");
@@ -838,7 +838,7 @@ describe("sqlite queue, a delivery settled while another process holds the file 
       other.exec("BEGIN EXCLUSIVE");
       const before = calls();
       const settled = settle(queue, message);
-      // Failed on the lock: an ack's commit and its second try on the next turn, or the one call.
+      // Failed on the lock, and tried again.
       await until(() => calls() >= before + 2);
       other.exec("COMMIT");
       other.close();
@@ -854,6 +854,29 @@ describe("sqlite queue, a delivery settled while another process holds the file 
       }).toEqual(after);
     },
   );
+
+  it("commits a turn with an ack waiting for a lock a moment, as the other settles, and one without the whole busy timeout", async () => {
+    // An ack's commit waited out the whole busy timeout (5 s in serve), and again on the next
+    // turn, where a retry, hold or dead letter waits SHORT_BUSY_MS and tries again each second: a
+    // locked file held the delivery thread 10 s at a time. Read back as each statement runs.
+    const { queue, connection } = openWithConnection({
+      owner: "serve",
+      now: () => clock,
+      busyTimeoutMs: 60_000,
+    });
+    await queue.send([{ id: "a", body: { n: 1 } }]);
+    const [message] = await queue.receive(1, 60_000);
+    if (!message) throw new Error("nothing received");
+    const acked = await busyTimeoutsAsStatementsRun(connection, async () => {
+      expect(await queue.ack(message)).toBe(true);
+    });
+    const sent = await busyTimeoutsAsStatementsRun(connection, () =>
+      queue.send([{ id: "b", body: { n: 2 } }]),
+    );
+    expect(new Set(acked)).toEqual(new Set([SHORT_BUSY_MS]));
+    expect(new Set(sent)).toEqual(new Set([60_000]));
+    expect(connection.pragma("busy_timeout", { simple: true })).toBe(60_000);
+  });
 
   it.each(settles)(
     "%s: is given up once stopWaiting is called, its job left leased for the next process",

@@ -175,8 +175,8 @@ const REPLAY_READ_ROWS = 50;
 /** How long a settle that failed on a lock or a write with no room (`passes`) waits to be tried again. */
 const SETTLE_RETRY_MS = 1000;
 /**
- * How long a retry, hold or dead letter waits for another process's lock, at most, and every call
- * once `stopWaiting` was called: each waiting out the whole busy timeout (5 s in `serve`), ten
+ * How long a retry, hold or dead letter (and a turn's commit with an ack) waits for another
+ * process's lock, at most, and every call once `stopWaiting` was called: each waiting out the whole busy timeout (5 s in `serve`), ten
  * deliveries settled one after another on a locked file held the thread 50 s at a time, its
  * messages (a stop) unread, and a stop took past its 30 s. A replay's slice and pause together:
  * a `dlq replay` running meanwhile lets each call in at its next pause.
@@ -748,7 +748,8 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   // is most of an enqueue's, ack's or lease's cost, and each call's promise settles only once its
   // change is committed, so an awaited send or ack is as durable as before and a received job is
   // leased on disk. A batch whose commit fails (another process held the lock past the busy
-  // timeout) is tried once more on the next turn before its calls are rejected.
+  // timeout) is tried once more on the next turn before its calls are rejected; an ack in it is
+  // rejected at once, to be tried again each second as the other settles are (`settling`).
   let waiting: Waiting[] = [];
   /** When each lease this queue took ends, by the monotonic clock, by its receipt (`settling`). */
   const leaseEnds = new Map<string, number>();
@@ -757,11 +758,17 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     waiting = [];
     if (batch.length === 0) return;
     let committed: ReturnType<typeof commitAll>;
+    // A commit with an ack waits for a lock SHORT_BUSY_MS at most, as a retry, hold or dead letter
+    // does (`briefly`): waiting the whole busy timeout (5 s in serve), and again on the next turn,
+    // it held the delivery thread 10 s at a time on a locked file, its messages (a stop) unread,
+    // where the second between a settle's tries is its wait. The sends and leases beside it have
+    // their next turn's try with the whole busy timeout.
+    const commit = () => commitAll.immediate(batch);
     try {
-      committed = calling(() => commitAll.immediate(batch));
+      committed = calling(() => (batch.some((b) => b.ack) ? briefly(commit) : commit()));
     } catch (e) {
       for (const b of batch) {
-        if (b.tries === 0 && db.open) enqueueWork({ ...b, tries: 1 });
+        if (b.tries === 0 && !b.ack && db.open) enqueueWork({ ...b, tries: 1 });
         else b.settle(named(e));
       }
       return;
@@ -833,8 +840,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
    * wait. Ten waiting the whole busy timeout one after another held the thread for ten of them at
    * a time; and made brief only once one waited, the first on a freshly locked file still waited
    * it out, as did each made in the same turn before that one had failed. An ack goes in the
-   * turn's commit (`commitWaiting`) and waits as its sends and leases do. Sets numbers, taking no
-   * lock.
+   * turn's commit, which waits so too (`commitWaiting`). Sets numbers, taking no lock.
    */
   const briefly = <R>(run: () => R): R => {
     if (busyMs() === shortBusyMs) return run();
