@@ -30,6 +30,13 @@ interface Job {
 }
 
 const HOUR = 3_600_000;
+/**
+ * Whether a test may mount a disk of its own, a tmpfs of a few MiB, to fill: in a user and mount
+ * namespace (`unshare -rm`), which a host may forbid its unprivileged users.
+ */
+const TMPFS_IN_NAMESPACE =
+  process.platform === "linux" &&
+  spawnSync("unshare", ["-rm", "sh", "-c", 'mount -t tmpfs -o size=1m tmpfs "$1"', "sh", ROOT]).status === 0;
 let dir: string;
 let path: string;
 let clock: number;
@@ -1235,6 +1242,90 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
     }
     expect(lines).toEqual(["waits SQLITE_IOERR_WRITE", "settled", "retried true", "jobs 1"]);
   });
+
+  it.skipIf(!TMPFS_IN_NAMESPACE)(
+    "waits out a -shm file that cannot grow on a full disk too, which SQLite tells apart from a full WAL (built dist/)",
+    async () => {
+      // The WAL's index, the -shm file beside the queue file, grows by 32 KiB each 4,062 frames
+      // of a WAL a reader's snapshot keeps from being checkpointed: on a disk that filled since
+      // the WAL grew, a commit fails there, SQLITE_IOERR_SHMSIZE, not SQLITE_FULL. The settle was
+      // given up at once, and the job sent again when its lease ran out. A disk of its own (a
+      // tmpfs in a mount namespace), filled to its last page once the WAL is 4,061 frames long
+      // and has room for more; the wait empties it. Its lease is a minute, past the test.
+      const child = `
+        const { appendFileSync, closeSync, openSync, rmSync, statSync, writeSync } = await import("node:fs");
+        const { createRequire } = await import("node:module");
+        const [queueModule, dir] = process.argv.slice(1);
+        const Database = createRequire(queueModule)("better-sqlite3");
+        const { createSqliteQueue } = await import(queueModule);
+        const path = dir + "/queue.sqlite";
+        const filler = dir + "/filler";
+        const queue = createSqliteQueue({
+          path,
+          owner: "serve",
+          now: () => 1_700_000_000_000,
+          onSettleWait: (e) => {
+            console.log(e === undefined ? "settled" : "waits " + e.code);
+            if (e !== undefined) rmSync(filler, { force: true });
+          },
+        });
+        await queue.send([{ id: "a", body: { n: 1 } }]);
+        const [message] = await queue.receive(1, 60_000);
+        const reader = new Database(path);
+        reader.exec("BEGIN");
+        reader.prepare("SELECT count(*) FROM queue_jobs").get();
+        const writer = new Database(path);
+        writer.pragma("wal_autocheckpoint = 0");
+        writer.exec("CREATE TABLE pad (x)");
+        writer.exec("INSERT INTO pad VALUES (0)");
+        const frames = () => (statSync(path + "-wal").size - 32) / 4120;
+        while (frames() < 4061) writer.exec("UPDATE pad SET x = x + 1");
+        appendFileSync(path + "-wal", Buffer.alloc(4120 * 16));
+        const fd = openSync(filler, "w");
+        for (const size of [1 << 20, 4096]) {
+          try {
+            for (;;) writeSync(fd, Buffer.alloc(size, 1));
+          } catch {}
+        }
+        closeSync(fd);
+        const outcome = await queue.retry(message, 0, "HTTP 500").then(
+          (changed) => "retried " + changed,
+          (e) => "given up " + e.code,
+        );
+        console.log(outcome);
+        reader.exec("ROLLBACK");
+        reader.close();
+        writer.close();
+        console.log("jobs " + queue.stats().jobs);
+        await queue.close();`;
+      const module = new URL("../../dist/adapters/queue/sqlite.js", import.meta.url).href;
+      const disk = join(dir, "disk");
+      await mkdir(disk);
+      const run = spawn(
+        "unshare",
+        [
+          "-rm",
+          "sh",
+          "-c",
+          'mount -t tmpfs -o size=40m tmpfs "$1" && shift && exec "$@"',
+          "sh",
+          disk,
+          process.execPath,
+          "--input-type=module",
+          "-e",
+          child,
+          module,
+          disk,
+        ],
+        { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+      );
+      whenDone(() => run.kill("SIGKILL"));
+      const lines: string[] = [];
+      for await (const line of createInterface({ input: run.stdout }))
+        if (line !== lines.at(-1)) lines.push(line);
+      expect(lines).toEqual(["waits SQLITE_IOERR_SHMSIZE", "settled", "retried true", "jobs 1"]);
+    },
+  );
 });
 
 describe("sqlite queue, two processes opening a queue file made before its columns at once", () => {

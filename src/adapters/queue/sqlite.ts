@@ -190,11 +190,14 @@ export const SHORT_BUSY_MS = REPLAY_SLICE_MS + REPLAY_PAUSE_MS;
  * size limit (EFBIG: ulimit -f, systemd's LimitFSIZE=) fails the write with SQLITE_IOERR_WRITE,
  * as a failing disk's EIO does, which SQLite does not tell apart. Waited out too: given up at
  * once, the job was sent again when its lease ran out, which is also all a failing disk's wait
- * costs.
+ * costs. SQLITE_IOERR_SHMSIZE is the -shm file beside the queue file (the WAL's index, on the
+ * same disk) not grown for want of room: it grows by 32 KiB each 4,062 frames of a WAL that a
+ * reader's snapshot (a sqlite3 shell, a backup) keeps from being checkpointed, so a commit
+ * that found room for its WAL frames fails there on a disk that filled meanwhile.
  */
 const passes = (e: unknown): boolean => {
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED|FULL|IOERR_WRITE$)/.test(code);
+  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED|FULL|IOERR_(WRITE|SHMSIZE)$)/.test(code);
 };
 
 // `visible_at` is when a job may next be received: its ready time, or while leased the end of
