@@ -41,7 +41,9 @@ export function sqliteFix(message: string, failure: SqliteFileFailure): string |
       : "that SQLite file is damaged";
     return `${what}: ${MOVE_ASIDE} and hookgate makes a new one, or pass another --data-dir${movedAside}`;
   }
-  if (/database or disk is full|ENOSPC|EDQUOT/.test(message))
+  // SQLITE_IOERR_SHMSIZE, said by the queue after SQLite's "disk I/O error": its -shm file, the
+  // WAL's index, could not grow, for want of room.
+  if (/database or disk is full|ENOSPC|EDQUOT|SQLITE_IOERR_SHMSIZE/.test(message))
     return `the disk under the data dir is full (or its user's quota): free some space${running ? then : " and start again, or pass a --data-dir on another disk"}`;
   if (/database is locked/.test(message))
     return `another process holds that file locked (a sqlite3 shell or a backup left in a transaction, or on queue.sqlite a hookgate dlq command still running): let it finish or end it${running ? then : ", and start again; on a network or VM-shared file system (NFS, WSL's /mnt/c, a Docker Desktop bind mount) SQLite's locks may not work: use a --data-dir on a local disk"}`;
@@ -52,8 +54,8 @@ export function sqliteFix(message: string, failure: SqliteFileFailure): string |
     const why =
       "a write in it failed: the user's disk quota or this process's file size limit (ulimit -f, systemd's LimitFSIZE=) may be reached, or its disk is full or failing, or it is a network or VM-shared file system SQLite cannot write to safely";
     return running
-      ? `${why}; free some space or raise the quota or limit, and serve goes on${then}; on a failing or shared disk, stop serve and start it again with a --data-dir on a local disk`
-      : `${why}; raise the limit or quota, free some space or use a --data-dir on a local disk, and start again`;
+      ? `${why}; free some space or raise the quota or limit, and serve goes on${then}; on a failing disk (the kernel's log, dmesg, shows its I/O errors) or a shared one, stop serve and start it again with a --data-dir on a local disk`
+      : `${why} (the kernel's log, dmesg, shows a failing disk's I/O errors); raise the limit or quota, free some space or use a --data-dir on a local disk, and start again`;
   }
   return undefined;
 }

@@ -1212,7 +1212,7 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
         path,
         owner: "serve",
         now: () => 1_700_000_000_000,
-        onSettleWait: (e) => console.log(e === undefined ? "settled" : "waits " + e.code),
+        onSettleWait: (e) => console.log(e === undefined ? "settled" : "waits " + e.message.split(": ").at(-1)),
       });
       await queue.send([{ id: "a", body: { n: 1 } }]);
       const [message] = await queue.receive(1, 60_000);
@@ -1240,7 +1240,7 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
       if (line.startsWith("waits "))
         expect(spawnSync("prlimit", ["--pid", String(run.pid), "--fsize=unlimited"]).status).toBe(0);
     }
-    expect(lines).toEqual(["waits SQLITE_IOERR_WRITE", "settled", "retried true", "jobs 1"]);
+    expect(lines).toEqual(["waits disk I/O error (SQLITE_IOERR_WRITE)", "settled", "retried true", "jobs 1"]);
   });
 
   it.skipIf(!TMPFS_IN_NAMESPACE)(
@@ -1265,7 +1265,7 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
           owner: "serve",
           now: () => 1_700_000_000_000,
           onSettleWait: (e) => {
-            console.log(e === undefined ? "settled" : "waits " + e.code);
+            console.log(e === undefined ? "settled" : "waits " + e.message.split(": ").at(-1));
             if (e !== undefined) rmSync(filler, { force: true });
           },
         });
@@ -1323,7 +1323,12 @@ describe("sqlite queue, a delivery settled on a full disk", () => {
       const lines: string[] = [];
       for await (const line of createInterface({ input: run.stdout }))
         if (line !== lines.at(-1)) lines.push(line);
-      expect(lines).toEqual(["waits SQLITE_IOERR_SHMSIZE", "settled", "retried true", "jobs 1"]);
+      expect(lines).toEqual([
+        "waits disk I/O error (SQLITE_IOERR_SHMSIZE)",
+        "settled",
+        "retried true",
+        "jobs 1",
+      ]);
     },
   );
 });

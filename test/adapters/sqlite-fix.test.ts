@@ -37,6 +37,12 @@ describe("sqliteFix", () => {
       "raise the limit or quota, free some space or use a --data-dir on a local disk, and start again",
       "free some space or raise the quota or limit, and serve goes on; WAITS",
     ],
+    [
+      // The queue's "disk I/O error" with its code: the -shm file could not grow on a full disk.
+      "the SQLite queue at /d/queue.sqlite: disk I/O error (SQLITE_IOERR_SHMSIZE)",
+      "the disk under the data dir is full (or its user's quota): free some space and start again",
+      "the disk under the data dir is full (or its user's quota): free some space; WAITS",
+    ],
   ])("tells %j at the start and while serve runs", (message, start, run) => {
     expect(atStart(message)).toContain(start);
     expect(running(message)).toContain(run);
@@ -49,6 +55,13 @@ describe("sqliteFix", () => {
     const run = running("disk I/O error");
     expect(run).toContain("the user's disk quota or this process's file size limit");
     expect(run?.indexOf("serve goes on")).toBeLessThan(run?.indexOf("stop serve") ?? -1);
+  });
+
+  it("says where a failing disk shows, which SQLite tells as the same write error", () => {
+    // A disk's EIO is SQLITE_IOERR_WRITE too, waited out as a quota's is: the line listed it
+    // among the causes with nothing to tell it by.
+    for (const fix of [atStart("disk I/O error"), running("disk I/O error (SQLITE_IOERR_WRITE)")])
+      expect(fix).toMatch(/failing disk.*dmesg|dmesg.*failing disk/);
   });
 
   it("knows no fix for a failure it does not name", () => {

@@ -411,11 +411,18 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   /**
    * A failure once the file is open, naming it: SQLite's own message names none ("file is not a
    * database", "database is locked"), and `serve` logged it without saying which file to look at.
+   * Its "disk I/O error" is the same for a write that failed (a quota, a file size limit, a
+   * failing disk) and for a -shm file a full disk kept from growing: the code said after it tells
+   * them apart, to the operator and to `sqliteFix`.
    */
-  const named = (e: unknown): Error =>
-    Object.assign(new Error(`the SQLite queue at ${options.path}: ${errorMessage(e)}`, { cause: e }), {
-      code: (e as { code?: unknown } | null)?.code,
-    });
+  const named = (e: unknown): Error => {
+    const code = (e as { code?: unknown } | null)?.code;
+    const io = typeof code === "string" && code.startsWith("SQLITE_IOERR_") ? ` (${code})` : "";
+    return Object.assign(
+      new Error(`the SQLite queue at ${options.path}: ${errorMessage(e)}${io}`, { cause: e }),
+      { code },
+    );
+  };
   const naming = <R>(run: () => R): R => {
     try {
       return calling(run);
