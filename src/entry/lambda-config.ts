@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { SQSClient, SQSClientConfig } from "@aws-sdk/client-sqs";
 import { nodeSha256 } from "../adapters/hash/node-crypto.js";
 import { createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
+import type { RedrivePolicy } from "../adapters/queue/sqs.js";
 import type { DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import { scrubbingWith } from "../core/mask.js";
@@ -82,10 +83,10 @@ export interface LambdaRuntime {
    */
   queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob>;
   /**
-   * The `maxReceiveCount` of `HOOKGATE_QUEUE_URL`'s redrive policy, undefined when it has none;
-   * throws when it cannot be read.
+   * `HOOKGATE_QUEUE_URL`'s redrive policy (its `maxReceiveCount` and DLQ), undefined when it has
+   * none; throws when it cannot be read.
    */
-  maxReceiveCount(signal?: AbortSignal): Promise<number | undefined>;
+  redrivePolicy(signal?: AbortSignal): Promise<RedrivePolicy | undefined>;
 }
 
 export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime {
@@ -198,14 +199,11 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     },
     egress: async (request) => (await undici()).send(request),
     queue,
-    async maxReceiveCount(signal) {
+    async redrivePolicy(signal) {
       const queueUrl = env(QUEUE_URL_ENV);
       if (!queueUrl) throw new Error(`${QUEUE_URL_ENV} is not set`);
-      const [{ readMaxReceiveCount }, sqs] = await Promise.all([
-        import("../adapters/queue/sqs.js"),
-        client(),
-      ]);
-      return readMaxReceiveCount(sqs, queueUrl, signal);
+      const [{ readRedrivePolicy }, sqs] = await Promise.all([import("../adapters/queue/sqs.js"), client()]);
+      return readRedrivePolicy(sqs, queueUrl, signal);
     },
   };
 }

@@ -19,6 +19,7 @@
  */
 import type { Context, SQSBatchItemFailure, SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { nodeHmacSha256 } from "../adapters/hash/node-crypto.js";
+import type { RedrivePolicy } from "../adapters/queue/sqs.js";
 import { createDeliverer, type Deliverer, type MayStart, SINK_TIMEOUT_MS } from "../app/deliver.js";
 import {
   type DeliveryJob,
@@ -161,9 +162,9 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       );
       return;
     }
-    let maxReceiveCount: number | undefined;
+    let redrive: RedrivePolicy | undefined;
     try {
-      maxReceiveCount = await runtime.maxReceiveCount(signal);
+      redrive = await runtime.redrivePolicy(signal);
     } catch (e) {
       logger.log(
         "warn",
@@ -172,13 +173,16 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
       );
       return;
     }
-    if (maxReceiveCount === undefined)
+    if (redrive === undefined) {
       logger.log(
         "warn",
         `the queue has no redrive policy: a record the delivery function never settles (one that ends it before its delivery starts, or whose dead letter cannot be sent) comes back until the queue's retention period ends, failing its batch each time; give the queue a redrive policy to the DLQ and ${set}`,
         { neededReceives: needed },
       );
-    else if (maxReceiveCount < needed)
+      return;
+    }
+    const { maxReceiveCount } = redrive;
+    if (maxReceiveCount < needed)
       logger.log(
         "warn",
         `the queue's redrive policy moves a job to the DLQ after ${maxReceiveCount} receives, fewer than it may need: ${
@@ -188,6 +192,24 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
         } (hookgate dlq list shows "moved by the SQS redrive policy"); ${set}`,
         { maxReceiveCount, neededReceives: needed },
       );
+    checkRedriveTarget(redrive.deadLetterTargetArn);
+  }
+
+  /**
+   * Says, once, when the redrive policy moves jobs to another queue than `HOOKGATE_DLQ_URL`'s,
+   * where the function puts its own dead letters: the jobs SQS moves (those the function never
+   * settles) would lie where `hookgate dlq list` with that URL, and the DLQ alarm of
+   * infra/aws/template.yaml, never look (a URL of another stage's DLQ, a policy set by hand).
+   */
+  function checkRedriveTarget(target: string | undefined): void {
+    const dlqUrl = runtime.env(DLQ_URL_ENV);
+    // Without the URL every dead letter is reported (said with each record); nothing to compare.
+    if (!dlqUrl || target === undefined || isArnOfQueueAt(dlqUrl)(target)) return;
+    logger.log(
+      "warn",
+      `the queue's redrive policy moves jobs to another queue than ${DLQ_URL_ENV}'s, where the delivery function puts its own dead letters: the jobs SQS moves (those the function never settles) are not where \`hookgate dlq list\` with ${DLQ_URL_ENV} looks; set the redrive policy's deadLetterTargetArn to the queue ${DLQ_URL_ENV} names, or ${DLQ_URL_ENV} to the redrive target's URL (serverless.yml sets both to the DeadLetterQueue of infra/aws/template.yaml)`,
+      { redriveTarget: target, dlqUrl },
+    );
   }
 
   /**

@@ -1249,10 +1249,13 @@ describe("the Lambda SQS handler", () => {
      * The warning lines of two invocations of one container, each delivering a job to the test's
      * receiver through a sink retried on `schedule`.
      */
-    async function warningsOfTwoInvocations(schedule: readonly number[] = LONGEST) {
+    async function warningsOfTwoInvocations(
+      schedule: readonly number[] = LONGEST,
+      env: Record<string, string> = {},
+    ) {
       const warnings: { message: string; fields: Record<string, unknown> }[] = [];
       const handler = handlerFor(
-        { HOOKGATE_POLICY: auditPolicy({ url: receiver.url, retryScheduleSeconds: schedule }) },
+        { HOOKGATE_POLICY: auditPolicy({ url: receiver.url, retryScheduleSeconds: schedule }), ...env },
         {
           log: (level, message, fields = {}) => {
             if (level === "warn") warnings.push({ message, fields });
@@ -1310,6 +1313,29 @@ describe("the Lambda SQS handler", () => {
     it("says nothing of a maxReceiveCount that lets the longest schedule make every attempt, and one receive more", async () => {
       await createPair(22);
       expect(await warningsOfTwoInvocations()).toEqual([]);
+    });
+
+    it("says once when it moves jobs to another DLQ than HOOKGATE_DLQ_URL's, where the function's own dead letters go", async () => {
+      // A HOOKGATE_DLQ_URL of another stage, or a redrive policy set by hand: the jobs SQS moved
+      // (those the function never settled) went to a queue that `hookgate dlq list` with that
+      // URL and the template's DLQ alarm never read, and nothing said the two differ.
+      await createPair(25);
+      const redriveTarget = (
+        await client.send(new GetQueueAttributesCommand({ QueueUrl: dlqUrl, AttributeNames: ["QueueArn"] }))
+      ).Attributes?.QueueArn;
+      const other =
+        (await client.send(new CreateQueueCommand({ QueueName: `lambda-other-dlq-${queues}` }))).QueueUrl ??
+        "";
+      cleanups.push(() => client.send(new DeleteQueueCommand({ QueueUrl: other })));
+      const warnings = await warningsOfTwoInvocations(LONGEST, { HOOKGATE_DLQ_URL: other });
+      expect(warnings).toEqual([
+        {
+          message: expect.stringMatching(
+            /^the queue's redrive policy moves jobs to another queue than HOOKGATE_DLQ_URL's, where the delivery function puts its own dead letters: .*set the redrive policy's deadLetterTargetArn to the queue HOOKGATE_DLQ_URL names, or HOOKGATE_DLQ_URL to the redrive target's URL/,
+          ),
+          fields: { redriveTarget, dlqUrl: other },
+        },
+      ]);
     });
 
     it("says once that a queue with no redrive policy keeps a record the function never settles", async () => {

@@ -1000,16 +1000,23 @@ function refuseFifo(url: string, which: string): void {
     );
 }
 
+/** What the consumer reads of a queue's redrive policy. */
+export interface RedrivePolicy {
+  /** The receives after which SQS itself moves a message to the DLQ. */
+  readonly maxReceiveCount: number;
+  /** The ARN of the queue SQS moves it to, as the policy names it. */
+  readonly deadLetterTargetArn: string | undefined;
+}
+
 /**
- * The `maxReceiveCount` of the queue's redrive policy (the receives after which SQS itself moves a
- * message to its DLQ), or undefined when the queue has none. Throws when SQS refuses the call (a
+ * The queue's redrive policy, or undefined when it has none. Throws when SQS refuses the call (a
  * role without `sqs:GetQueueAttributes`) or the policy names no count.
  */
-export async function readMaxReceiveCount(
+export async function readRedrivePolicy(
   client: SQSClient,
   queueUrl: string,
   signal?: AbortSignal,
-): Promise<number | undefined> {
+): Promise<RedrivePolicy | undefined> {
   const result = await client.send(
     new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ["RedrivePolicy"] }),
     signal ? { abortSignal: signal } : {},
@@ -1022,11 +1029,13 @@ export async function readMaxReceiveCount(
   } catch {
     throw new Error(`the queue's RedrivePolicy is not JSON: ${text}`);
   }
+  const fields = (policy ?? {}) as { maxReceiveCount?: unknown; deadLetterTargetArn?: unknown };
   // SQS writes the count as a number; one set by hand may be a string of one.
-  const count = Number((policy as { maxReceiveCount?: unknown } | null)?.maxReceiveCount);
+  const count = Number(fields.maxReceiveCount);
   if (!Number.isInteger(count) || count < 1)
     throw new Error(`the queue's RedrivePolicy has no maxReceiveCount: ${text}`);
-  return count;
+  const target = fields.deadLetterTargetArn;
+  return { maxReceiveCount: count, deadLetterTargetArn: typeof target === "string" ? target : undefined };
 }
 
 /**
