@@ -159,7 +159,7 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     });
   });
 
-  const client = once(options.sqsClient ?? (() => createLambdaSqsClient()));
+  const client = once(options.sqsClient ?? (() => createLambdaSqsClient({}, env(QUEUE_URL_ENV))));
   function queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob> {
     const open = once(async () => {
       const queueUrl = env(QUEUE_URL_ENV);
@@ -261,14 +261,25 @@ export const SQS_ANSWER_TIMEOUT_MS = 5_000;
  * froze the container, a network fault) held the delivery function until its timeout, so the
  * whole batch failed, delivered jobs were sent again and every job spent a receive; and a notify
  * send never ended nor failed. Each try now fails after these, and the SDK's retries still apply.
+ *
+ * Its calls are signed for the region `queueUrl` names, as `hookgate dlq`'s are: the SDK sends
+ * each to the queue URL's host but signed for the function's own region (AWS_REGION, which Lambda
+ * sets and reserves), so SQS refused every call to a queue of another region, an HTTP function
+ * deployed nearer its team than the queue's stack losing every notification. A URL that names
+ * none (a VPC endpoint's) keeps the function's region.
  */
-export async function createLambdaSqsClient(config: SQSClientConfig = {}): Promise<SQSClient> {
-  const [{ SQSClient }, { SQS_SDK_LOGGER }] = await Promise.all([
+export async function createLambdaSqsClient(
+  config: SQSClientConfig = {},
+  queueUrl?: string,
+): Promise<SQSClient> {
+  const [{ SQSClient }, { SQS_SDK_LOGGER, queueUrlRegion }] = await Promise.all([
     import("@aws-sdk/client-sqs"),
     import("../adapters/queue/sqs.js"),
   ]);
+  const region = queueUrl === undefined ? undefined : queueUrlRegion(queueUrl);
   return new SQSClient({
     logger: SQS_SDK_LOGGER,
+    ...(region && { region }),
     ...config,
     requestHandler: {
       connectionTimeout: SQS_CONNECT_TIMEOUT_MS,

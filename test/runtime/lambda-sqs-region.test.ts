@@ -1,0 +1,63 @@
+/**
+ * The Lambda functions' SQS client: signed for the region its queue URL names, not only the
+ * function's own (`AWS_REGION`, which Lambda sets and no deployment can change). Each call is
+ * recorded as signed and stopped before it is sent: nothing leaves the process.
+ */
+import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createLambdaSqsClient } from "../../src/entry/lambda-config.js";
+
+const CREDENTIALS = {
+  accessKeyId: "AKIAIOSFODNN7EXAMPLE",
+  secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+};
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+/** The region of a SigV4 `Authorization` header's credential scope. */
+const signedRegion = (authorization: unknown) =>
+  /Credential=[^/]+\/\d{8}\/([^/]+)\/sqs\/aws4_request/.exec(String(authorization))?.[1];
+
+/** The regions `queueUrl`'s client signs a send for, in a function whose own region is us-east-1. */
+async function signedRegionsFor(queueUrl: string): Promise<(string | undefined)[]> {
+  vi.stubEnv("AWS_REGION", "us-east-1");
+  const sqs = await createLambdaSqsClient({ credentials: CREDENTIALS }, queueUrl);
+  const signed: unknown[] = [];
+  // The deserialize step runs after the request is signed, just before it would be sent.
+  sqs.middlewareStack.add(
+    () => async (args) => {
+      signed.push((args.request as { headers: Record<string, string> }).headers.authorization);
+      throw new Error("recorded, not sent");
+    },
+    { step: "deserialize", name: "recordSigned" },
+  );
+  try {
+    await expect(sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: "{}" }))).rejects.toThrow(
+      "recorded, not sent",
+    );
+  } finally {
+    sqs.destroy();
+  }
+  return [...new Set(signed.map(signedRegion))];
+}
+
+describe("the Lambda functions' SQS client", () => {
+  it("signs a call for the region of its queue URL, in another region than the function's", async () => {
+    // An HTTP function deployed in us-east-1 with the queue of eu-west-1: the SDK sent each call
+    // to the queue URL's host, signed for AWS_REGION, which SQS refuses, so every notification
+    // was lost; and Lambda reserves AWS_REGION, so nothing the operator could set made it work.
+    expect(await signedRegionsFor("https://sqs.eu-west-1.amazonaws.com/123456789012/hookgate-jobs")).toEqual([
+      "eu-west-1",
+    ]);
+  });
+
+  it("signs for the function's own region a queue URL that names none (a VPC endpoint's, a local server's)", async () => {
+    expect(
+      await signedRegionsFor(
+        "https://vpce-0a1b2c3d-4e5f6a7b.sqs.us-east-1.vpce.amazonaws.com/123456789012/jobs",
+      ),
+    ).toEqual(["us-east-1"]);
+  });
+});
