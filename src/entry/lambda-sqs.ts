@@ -34,6 +34,7 @@ import { errorMessage } from "../core/errors.js";
 import type { Policy } from "../core/policy.js";
 import { isCopySent, type Queue, type ReceivedMessage } from "../core/queue.js";
 import { RememberedIds, UnsentReceives } from "../core/remembered-ids.js";
+import { withoutUserinfo } from "../core/url-userinfo.js";
 import {
   createLambdaRuntime,
   DLQ_URL_ENV,
@@ -208,7 +209,8 @@ export function createSqsHandler(options: LambdaOptions = {}): SqsHandler {
     logger.log(
       "warn",
       `the queue's redrive policy moves jobs to another queue than ${DLQ_URL_ENV}'s, where the delivery function puts its own dead letters: the jobs SQS moves (those the function never settles) are not where \`hookgate dlq list\` with ${DLQ_URL_ENV} looks; set the redrive policy's deadLetterTargetArn to the queue ${DLQ_URL_ENV} names, or ${DLQ_URL_ENV} to the redrive target's URL (serverless.yml sets both to the DeadLetterQueue of infra/aws/template.yaml)`,
-      { redriveTarget: target, dlqUrl },
+      // A local server's URL may carry a user and password.
+      { redriveTarget: target, dlqUrl: withoutUserinfo(dlqUrl) },
     );
   }
 

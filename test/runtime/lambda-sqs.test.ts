@@ -1327,7 +1327,9 @@ describe("the Lambda SQS handler", () => {
         (await client.send(new CreateQueueCommand({ QueueName: `lambda-other-dlq-${queues}` }))).QueueUrl ??
         "";
       cleanups.push(() => client.send(new DeleteQueueCommand({ QueueUrl: other })));
-      const warnings = await warningsOfTwoInvocations(LONGEST, { HOOKGATE_DLQ_URL: other });
+      // A local server's URL with a user and password, which the line leaves out.
+      const withUser = other.replace("http://", "http://hookgate:pw-4f9c2a@");
+      const warnings = await warningsOfTwoInvocations(LONGEST, { HOOKGATE_DLQ_URL: withUser });
       expect(warnings).toEqual([
         {
           message: expect.stringMatching(
