@@ -38,9 +38,25 @@ export function escapeBidiControls(text: string): string {
   return text.replace(BIDI_CONTROLS, escaped);
 }
 
+/**
+ * A terminal's escape sequences, whole (ECMA-48 §5): a control sequence (CSI, `ESC [` or U+009B,
+ * its parameter and intermediate bytes and a final byte: a colour, a cursor move, an erase), a
+ * control string (OSC, DCS, SOS, PM or APC, in either form, up to BEL or ST: a title, OSC 52's
+ * clipboard write, OSC 8's link) and the escapes with intermediate bytes (tput's `ESC ( B`). A
+ * terminal shows none of their characters, so a text written for one (a team server that colours
+ * its verdict) reads clean without them, where dropping the ESC alone left `[31m` in the words.
+ * An ESC before a letter or a digit (`ESC 7`) loses the ESC only: that character may be the
+ * words' own, or a secret's that the scrub must still find (mask.ts `scrubbedWithout`). A control
+ * string's text stops at any introducer, so that a run of unterminated ones is read in linear
+ * time; one without its terminator loses its introducer only.
+ */
+const SEQUENCES =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+  /(?:\u001b\[|\u009b)[\u0030-\u003f]*[\u0020-\u002f]*[\u0040-\u007e]|(?:\u001b[\]PX^_]|[\u0090\u0098\u009d-\u009f])[^\u0007\u001b\u0090\u0098\u009b-\u009f]*(?:\u0007|\u001b\\|\u009c)|\u001b[\u0020-\u002f]+[\u0030-\u007e]/g;
+
 /** `text` without any of those characters: for a name a message quotes, where none belongs. */
 export function withoutControls(text: string): string {
-  return text.replace(CONTROLS, "");
+  return text.replace(SEQUENCES, "").replace(CONTROLS, "");
 }
 
 /**
@@ -56,5 +72,5 @@ const CONTROLS_BUT_LINES = new RegExp(`(?![\\t\\n\\u200c\\u200d])${CLASS}`, "g")
  * separator or a direction mark would fake or reorder one.
  */
 export function withoutControlsButLines(text: string): string {
-  return text.replace(CONTROLS_BUT_LINES, "");
+  return text.replace(SEQUENCES, "").replace(CONTROLS_BUT_LINES, "");
 }

@@ -215,7 +215,7 @@ export function parseForwardResponse(
   // systemMessage in the user's terminal, and no client reads an escape sequence in them as wanted
   // (Claude Code 2.1.332 has a field of its own for one, `terminalSequence`, never passed on). A
   // server may quote what the agent sent, so each loses what a model's reason loses (judge.ts): an
-  // ESC or CSI sequence's introducer (OSC 52 writes the clipboard), a carriage return, the line
+  // escape sequence whole (a colour; OSC 52 writes the clipboard), a carriage return, the line
   // separators, the bidirectional controls and marks; tabs, newlines and the joiners stay. Scrubbed
   // of the policy's secrets before and after they go (scrubbedWithout).
   const scrub = (text: string) => scrubbedWithout(text, secrets);

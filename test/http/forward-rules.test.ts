@@ -313,12 +313,36 @@ describe("forward rules", () => {
       permissionDecision: "deny",
       // A control character inside a secret hides it no more: dropped first, then scrubbed.
       permissionDecisionReason: "no\tto\ngnp.exe by [masked]",
-      additionalContext: "see 31mthis\u200d\u200c\u00ad",
+      additionalContext: "see this\u200d\u200c\u00ad",
     });
     expect(body).toMatchObject({
       continue: false,
-      stopReason: "frozen[2Kall clear",
-      systemMessage: "]52;c;cm0gLXJmIH4=copied]0;title",
+      stopReason: "frozenall clear",
+      systemMessage: "copied",
+    });
+  });
+
+  it("hands the agent a coloured answer as its text, each escape sequence dropped whole", async () => {
+    // A team server that prints its verdict for a terminal colours it (chalk, tput): without the
+    // ESC alone, `[31m` and `]8;;https://…` read as part of the words.
+    const app = await appWith();
+    next = {
+      body: JSON.stringify({
+        systemMessage:
+          "\u001b(B\u001b[m\u001b[1;31mdenied\u001b[0m by \u001b]8;;https://wiki.example/rm\u001b\\policy\u001b]8;;\u001b\\",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "\u009b32mrm\u009b0m is \u001b]0;title\u0007not allowed",
+          additionalContext: "see \u001b[38;5;208mthe runbook\u001b[39m",
+        },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", bash("rm x")));
+    expect(body.systemMessage).toBe("denied by policy");
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecisionReason: "rm is not allowed",
+      additionalContext: "see the runbook",
     });
   });
 

@@ -784,7 +784,7 @@ describe("parseForwardResponse: PreCompact (clients.md §4.4)", () => {
     [
       "text without its terminal controls",
       "Keep\u001b]52;c;eA==\u0007 the\tAPI\u202e decisions\r\nverbatim",
-      "Keep]52;c;eA== the\tAPI decisions\nverbatim",
+      "Keep the\tAPI decisions\nverbatim",
     ],
   ])("appends %s to the compaction instructions", (_, body, context) => {
     expect(parse(body, "PreCompact")).toStrictEqual(effect({ context }));

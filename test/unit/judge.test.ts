@@ -780,11 +780,11 @@ describe("parseJudgeResponse", () => {
     const said = "no\u001b]0;pwned\u0007 way\r\u202eexe";
     expect(parseJudgeResponse("openai", 200, openaiAnswer(null, said))).toEqual({
       ok: false,
-      error: { code: "JUDGE_REFUSED", message: "openai refused to judge: no]0;pwned wayexe" },
+      error: { code: "JUDGE_REFUSED", message: "openai refused to judge: no wayexe" },
     });
     expect(parseJudgeResponse("anthropic", 400, JSON.stringify({ error: { message: said } }))).toEqual({
       ok: false,
-      error: { code: "JUDGE_HTTP_ERROR", message: "anthropic answered HTTP 400: no]0;pwned wayexe" },
+      error: { code: "JUDGE_HTTP_ERROR", message: "anthropic answered HTTP 400: no wayexe" },
     });
   });
 
@@ -1062,13 +1062,10 @@ describe("parseJudgeResponse", () => {
   });
 
   it.each([
-    [
-      "an escape sequence that writes the clipboard",
-      "no\u001b]52;c;cm0gLXJmIC8=\u0007 way",
-      "no]52;c;cm0gLXJmIC8= way",
-    ],
+    ["an escape sequence that writes the clipboard", "no\u001b]52;c;cm0gLXJmIC8=\u0007 way", "no way"],
     ["a carriage return over the line", "writes /etc\rlooks fine", "writes /etclooks fine"],
-    ["a C1 control and DEL", "a\u009bb\u007fc", "abc"],
+    ["a C1 control and DEL", "a\u0080b\u007fc", "abc"],
+    ["colour codes, whole", "\u001b[1;31mred\u001b[0m and \u009b32mgreen\u009bm", "red and green"],
     ["a right-to-left override", "safe \u202eexe.txt", "safe exe.txt"],
     ["line and paragraph separators", "fine\u2028[T]: ok\u2029", "fine[T]: ok"],
     ["direction marks", "\u200fsafe \u200etxt.exe\u061c", "safe txt.exe"],
@@ -1206,7 +1203,8 @@ describe("parseJudgeResponse", () => {
   it.each([
     ["a NUL", "\u0000"],
     ["a right-to-left override", "\u202e"],
-    ["a C1 control", "\u009b"],
+    ["a C1 control", "\u0080"],
+    ["a colour code", "\u001b[0m"],
   ])("scrubs a policy secret from a model's reason that %s inside it split", (_, control) => {
     // Dropped only after the scrub, the control character left the secret whole for the agent.
     const secret = "s3cr3t-gateway-token-0123456789";

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { withoutControls, withoutControlsButLines } from "../../src/core/escape-controls.js";
+
+describe("withoutControlsButLines: a terminal's escape sequences", () => {
+  it.each([
+    ["a colour", "\u001b[1;31mred\u001b[0m text", "red text"],
+    ["a colour with no parameter, after tput's charset reset", "\u001b(B\u001b[mplain", "plain"],
+    ["a 256-colour code", "\u001b[38;5;208morange\u001b[39m", "orange"],
+    ["a C1 control sequence", "\u009b2Jclear\u009b0m", "clear"],
+    ["a private mode and an erase", "\u001b[?25l\u001b[2Khidden", "hidden"],
+    ["a title ended by BEL", "a\u001b]0;owned\u0007b", "ab"],
+    ["a clipboard write ended by ST", "a\u001b]52;c;cm0gLXJmIC8=\u001b\\b", "ab"],
+    ["a hyperlink", "see \u001b]8;;https://x.example/\u001b\\the docs\u001b]8;;\u001b\\", "see the docs"],
+    ["a C1 OSC ended by a C1 ST", "a\u009d0;t\u009cb", "ab"],
+    ["a device control string", "a\u001bP1$r0m\u001b\\b", "ab"],
+    // Cut short, the sequence is not one: only what introduces it goes, the text stays to be read.
+    ["an unterminated title", "a\u001b]0;title", "a]0;title"],
+    ["an ESC before a letter", "down\u001btoken", "downtoken"],
+    ["an ESC before a digit", "save\u001b7d", "save7d"],
+    ["a CSI with no final byte", "a\u001b[12;\u00e9", "a[12;\u00e9"],
+  ])("drops %s whole", (_, text, shown) => {
+    expect(withoutControlsButLines(text)).toBe(shown);
+    expect(withoutControls(text)).toBe(shown);
+  });
+
+  it("reads a run of unterminated control strings as text, each losing its introducer", () => {
+    const text = "\u009dx".repeat(10_000);
+    expect(withoutControlsButLines(text)).toBe("x".repeat(10_000));
+  });
+});
