@@ -67,10 +67,19 @@ export function withoutControls(text: string): string {
 const CONTROLS_BUT_LINES = new RegExp(`(?![\\t\\n\\u200c\\u200d])${CLASS}`, "g");
 
 /**
- * `text` without those characters but tab, newline and the joiners: for a text of lines shown in
- * the user's terminal (a model's reason), where a line break is the text's own and a line
- * separator or a direction mark would fake or reorder one.
+ * The other ways a text ends a line: CRLF, a lone CR (old Mac text, and a progress line's
+ * overwrite), NEL, and the line and paragraph separators, which JSON and JavaScript read as line
+ * ends and Python's `splitlines` splits on.
+ */
+const LINE_ENDS = /\r\n?|[\u0085\u2028\u2029]/g;
+
+/**
+ * `text` without those characters but tab, newline and the joiners, each of its other line ends
+ * written as a newline: for a text of lines shown in the user's terminal or read by the agent's
+ * model (a reason, a `systemMessage`, a context), where a line break is the text's own and a
+ * direction mark would reorder one. Dropped, a CR or a line separator ran two lines into one
+ * word; kept, a CR makes a terminal write the next line over the last, hiding it.
  */
 export function withoutControlsButLines(text: string): string {
-  return text.replace(SEQUENCES, "").replace(CONTROLS_BUT_LINES, "");
+  return text.replace(SEQUENCES, "").replace(LINE_ENDS, "\n").replace(CONTROLS_BUT_LINES, "");
 }

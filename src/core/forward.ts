@@ -215,9 +215,9 @@ export function parseForwardResponse(
   // systemMessage in the user's terminal, and no client reads an escape sequence in them as wanted
   // (Claude Code 2.1.332 has a field of its own for one, `terminalSequence`, never passed on). A
   // server may quote what the agent sent, so each loses what a model's reason loses (judge.ts): an
-  // escape sequence whole (a colour; OSC 52 writes the clipboard), a carriage return, the line
-  // separators, the bidirectional controls and marks; tabs, newlines and the joiners stay. Scrubbed
-  // of the policy's secrets before and after they go (scrubbedWithout).
+  // escape sequence whole (a colour; OSC 52 writes the clipboard), the bidirectional controls and
+  // marks; each line end (a carriage return, a line separator) becomes a newline; tabs, newlines and
+  // the joiners stay. Scrubbed of the policy's secrets before and after they go (scrubbedWithout).
   const scrub = (text: string) => scrubbedWithout(text, secrets);
   const text = body.trim();
   if (text === "") return ok({ ruleId });

@@ -376,9 +376,9 @@ export function parseJudgeResponse(
   if (!verdict.ok) return verdict;
   // The reason is shown in the user's terminal, and the event the model read may have been
   // written to steer it: an escape sequence there could retitle the terminal or write its
-  // clipboard (OSC 0, OSC 52), a carriage return or line separator overwrite or forge a line, a
-  // bidirectional override or direction mark reorder it (escape-controls.ts); what is left of a
-  // sequence after its ESC is plain text. Its own tabs and newlines stay.
+  // clipboard (OSC 0, OSC 52), a carriage return overwrite a line, a bidirectional override or
+  // direction mark reorder it (escape-controls.ts): a sequence goes whole, and each line end
+  // becomes a newline. Its own tabs and newlines stay.
   // The reason reaches the agent: a server that quotes what it was called with (the API key in
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
   // Scrubbed before and after its control characters go (scrubbedWithout): one inside a secret

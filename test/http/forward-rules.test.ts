@@ -313,11 +313,11 @@ describe("forward rules", () => {
       permissionDecision: "deny",
       // A control character inside a secret hides it no more: dropped first, then scrubbed.
       permissionDecisionReason: "no\tto\ngnp.exe by [masked]",
-      additionalContext: "see this\u200d\u200c\u00ad",
+      additionalContext: "see this\n\u200d\u200c\u00ad",
     });
     expect(body).toMatchObject({
       continue: false,
-      stopReason: "frozenall clear",
+      stopReason: "frozen\nall clear",
       systemMessage: "copied",
     });
   });
@@ -343,6 +343,29 @@ describe("forward rules", () => {
     expect(body.hookSpecificOutput).toMatchObject({
       permissionDecisionReason: "rm is not allowed",
       additionalContext: "see the runbook",
+    });
+  });
+
+  it("hands the agent each line end of an answer's texts as a newline, neither joining nor hiding a line", async () => {
+    // Dropped, a carriage return or a line separator ran two lines into one word ("checkedno");
+    // kept, a carriage return makes the terminal write the next line over the last.
+    const app = await appWith();
+    next = {
+      body: JSON.stringify({
+        systemMessage: "rm -rf ~/build\rls",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "checked\u2028no deploys on Friday",
+          additionalContext: "one\rtwo\r\nthree\u2029four\u0085five\n",
+        },
+      }),
+    };
+    const body = await jsonOf(await app.post("/v1/hooks", bash("rm x")));
+    expect(body.systemMessage).toBe("rm -rf ~/build\nls");
+    expect(body.hookSpecificOutput).toMatchObject({
+      permissionDecisionReason: "checked\nno deploys on Friday",
+      additionalContext: "one\ntwo\nthree\nfour\nfive\n",
     });
   });
 

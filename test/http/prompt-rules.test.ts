@@ -678,7 +678,7 @@ describe("prompt rules: a refusal", () => {
     expect(body.hookSpecificOutput).toMatchObject({
       permissionDecision: "deny",
       permissionDecisionReason: expect.stringContaining(
-        "(JUDGE_REFUSED: openai refused to judge: I can't helpwith that exe.txt)",
+        "(JUDGE_REFUSED: openai refused to judge: I can't help\nwith that exe.txt)",
       ),
     });
   });

@@ -562,7 +562,7 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
         hookSpecificOutput: {
           hookEventName: "PreToolUse",
           permissionDecision: "deny",
-          permissionDecisionReason: "\u001b\u2028",
+          permissionDecisionReason: "\u001b\u2066",
         },
       }),
       { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },

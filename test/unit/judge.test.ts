@@ -780,11 +780,11 @@ describe("parseJudgeResponse", () => {
     const said = "no\u001b]0;pwned\u0007 way\r\u202eexe";
     expect(parseJudgeResponse("openai", 200, openaiAnswer(null, said))).toEqual({
       ok: false,
-      error: { code: "JUDGE_REFUSED", message: "openai refused to judge: no wayexe" },
+      error: { code: "JUDGE_REFUSED", message: "openai refused to judge: no way\nexe" },
     });
     expect(parseJudgeResponse("anthropic", 400, JSON.stringify({ error: { message: said } }))).toEqual({
       ok: false,
-      error: { code: "JUDGE_HTTP_ERROR", message: "anthropic answered HTTP 400: no wayexe" },
+      error: { code: "JUDGE_HTTP_ERROR", message: "anthropic answered HTTP 400: no way\nexe" },
     });
   });
 
@@ -1063,11 +1063,9 @@ describe("parseJudgeResponse", () => {
 
   it.each([
     ["an escape sequence that writes the clipboard", "no\u001b]52;c;cm0gLXJmIC8=\u0007 way", "no way"],
-    ["a carriage return over the line", "writes /etc\rlooks fine", "writes /etclooks fine"],
     ["a C1 control and DEL", "a\u0080b\u007fc", "abc"],
     ["colour codes, whole", "\u001b[1;31mred\u001b[0m and \u009b32mgreen\u009bm", "red and green"],
     ["a right-to-left override", "safe \u202eexe.txt", "safe exe.txt"],
-    ["line and paragraph separators", "fine\u2028[T]: ok\u2029", "fine[T]: ok"],
     ["direction marks", "\u200fsafe \u200etxt.exe\u061c", "safe txt.exe"],
     ["zero-width spaces, the word joiner and the BOM", "r\u200bm -rf\u2060\ufeff", "rm -rf"],
     ["tabs and newlines, which stay", "one\ttwo\nthree", "one\ttwo\nthree"],
@@ -1087,6 +1085,24 @@ describe("parseJudgeResponse", () => {
         value: { ok: false, reason: shown },
       });
     }
+  });
+
+  it.each([
+    // A terminal writes what follows a lone carriage return over the line: the reader saw only it.
+    ["a carriage return over the line", "writes /etc\rlooks fine", "writes /etc\nlooks fine"],
+    ["a CRLF", "one\r\ntwo", "one\ntwo"],
+    [
+      "line and paragraph separators and NEL",
+      "fine\u2028[T]: ok\u2029more\u0085end",
+      "fine\n[T]: ok\nmore\nend",
+    ],
+  ])("writes in a model's reason %s as a newline, as it writes one itself", (_, reason, shown) => {
+    // Dropped, they ran the lines into one word; a newline forges no more than the model's own can.
+    const verdict = JSON.stringify({ ok: false, reason });
+    expect(parseJudgeResponse("anthropic", 200, anthropicTextAnswer(verdict))).toEqual({
+      ok: true,
+      value: { ok: false, reason: shown },
+    });
   });
 
   it("reads a verdict tool input passed on as JSON text, as a proxy in front of an OpenAI-compatible model does, as a text answer", () => {
