@@ -25,18 +25,42 @@ export function escapeControls(text: string): string {
   return ANY_CONTROL.test(text) ? text.replace(CONTROLS, escaped) : text;
 }
 
-/** Of those, the bidirectional ones alone: the overrides, the isolates and the direction marks. */
-const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+/**
+ * Of those, the bidirectional ones (the overrides, the isolates and the direction marks) and the
+ * zero-width ones but the joiners (the zero-width space, the word joiner, the BOM).
+ */
+const INVISIBLE_CONTROLS = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+/** Those and the zero-width joiner and non-joiner. */
+const INVISIBLE_CONTROLS_AND_JOINERS = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
 /**
- * `text` with only the bidirectional overrides, isolates and direction marks written `\uXXXX`:
- * for a chat message (Slack, Discord), where line breaks are the message's own but one of these
- * would make a command read as another (Trojan Source, CVE-2021-42574). A mark shows nothing, and
- * turns the digits and punctuation beside it right to left: a name's `10.20` may read `20.10`.
+ * `text` with only the bidirectional overrides, isolates and direction marks and the zero-width
+ * characters but the joiners written `\uXXXX`: for the words of a chat message (Slack, Discord),
+ * where line breaks are the message's own but one of these would make a command read as another
+ * (Trojan Source, CVE-2021-42574), or a name as the one it is not (`r\u200bm` reads `rm`). A mark
+ * shows nothing, and turns the digits and punctuation beside it right to left: a name's `10.20`
+ * may read `20.10`. The joiners stay, as `withoutControlsButLines` keeps them: words need them.
  */
-export function escapeBidiControls(text: string): string {
-  return text.replace(BIDI_CONTROLS, escaped);
+export function escapeInvisibleControls(text: string): string {
+  return text.replace(INVISIBLE_CONTROLS, escaped);
 }
+
+/**
+ * `escapeInvisibleControls` and the joiners written `\uXXXX` too: for what a chat message shows
+ * as code (a command, a path, a session id), which must read as exactly what runs.
+ */
+export function escapeInvisibleCode(text: string): string {
+  return text.replace(INVISIBLE_CONTROLS_AND_JOINERS, escaped);
+}
+
+/**
+ * The pieces of an escaped text that a cut must keep whole: each `\uXXXX` escape, and each other
+ * character (a code point, never half of a surrogate pair). Cut inside, `\u202e` read `\u2…`.
+ */
+export function escapedUnits(text: string): IterableIterator<RegExpMatchArray> {
+  return text.matchAll(ESCAPED_UNIT);
+}
+const ESCAPED_UNIT = /\\u[0-9a-f]{4}|[\s\S]/gu;
 
 /**
  * A terminal's escape sequences, whole (ECMA-48 §5): a control sequence (CSI, `ESC [` or U+009B,

@@ -10,7 +10,7 @@
  */
 import { discordWaitsInMilliseconds, discordWebhookUrl, isDiscordSlackEndpoint } from "./discord-url.js";
 import { describeRawTarget, withoutUrlBlanks } from "./egress/target.js";
-import { escapeBidiControls } from "./escape-controls.js";
+import { escapedUnits, escapeInvisibleCode, escapeInvisibleControls } from "./escape-controls.js";
 import { isRecord } from "./json-object.js";
 import { maskString, scrubSecrets } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
@@ -587,8 +587,8 @@ function quote(text: string): string {
  */
 function codeSpan(raw: string, max: number): string {
   const clean = raw.replaceAll("`", "ˋ");
-  if (clean.includes("\n")) return `\`\`\`${escapeCut(clean, max - 6)}\`\`\``;
-  return `\`${escapeCut(clean, max - 2)}\``;
+  if (clean.includes("\n")) return `\`\`\`${escapeCut(clean, max - 6, escapeInvisibleCode)}\`\`\``;
+  return `\`${escapeCut(clean, max - 2, escapeInvisibleCode)}\``;
 }
 
 /**
@@ -645,16 +645,16 @@ function defuseCutEnd(head: string, max: number): string {
  * of escaped text with a trailing "…", never inside an entity or a surrogate pair, nor so that
  * a mention a letter kept whole ends the text (`defuseCutEnd`).
  */
-function escapeCut(raw: string, max: number): string {
-  const defused = escapeBidiControls(raw)
+function escapeCut(raw: string, max: number, escapeInvisible = escapeInvisibleControls): string {
+  const defused = escapeInvisible(raw)
     .replace(SPECIAL_MENTION, "@\u200b")
     .replace(NUMBERED_MENTION, "@\u200b")
     .replace(MASKED_LINK, "]\u200b");
   const full = escapeSlack(defused);
   if (full.length <= max) return full;
   let out = "";
-  for (const char of defused) {
-    const piece = escapeSlack(char);
+  for (const [unit] of escapedUnits(defused)) {
+    const piece = escapeSlack(unit);
     if (out.length + piece.length + 1 > max) break;
     out += piece;
   }
@@ -674,9 +674,16 @@ function cutSection(text: string, max: number = SLACK_LIMITS.sectionText): strin
   return `${defuseCutEnd(head, max - 1)}…`;
 }
 
-function cutPlainWithEllipsis(raw: string, max: number): string {
-  const text = escapeBidiControls(raw);
-  return text.length <= max ? text : `${sliceCodePoints(text, max - 1)}…`;
+/** `raw` with its invisible characters escaped, cut to `max` with a "…", never inside an escape. */
+function cutPlainWithEllipsis(raw: string, max: number, escapeInvisible = escapeInvisibleControls): string {
+  const text = escapeInvisible(raw);
+  if (text.length <= max) return text;
+  let out = "";
+  for (const [unit] of escapedUnits(text)) {
+    if (out.length + unit.length + 1 > max) break;
+    out += unit;
+  }
+  return `${out}…`;
 }
 
 /** The sink's link with `{session_id}` filled in; only http(s), at most 1 000 characters. */
@@ -775,9 +782,9 @@ function renderDiscordMessage(
 
   // Footer text is plain: no markdown to escape.
   const footer: string[] = [];
-  if (sessionId !== undefined) footer.push(`Session ${sliceCodePoints(sessionId, 8)}`);
-  if (cwd !== undefined) footer.push(cutPlainWithEllipsis(cwd, SHOWN_CONTEXT));
-  footer.push(cutPlainWithEllipsis(n.id, SHOWN_CONTEXT));
+  if (sessionId !== undefined) footer.push(`Session ${escapeInvisibleCode(sliceCodePoints(sessionId, 8))}`);
+  if (cwd !== undefined) footer.push(cutPlainWithEllipsis(cwd, SHOWN_CONTEXT, escapeInvisibleCode));
+  footer.push(cutPlainWithEllipsis(n.id, SHOWN_CONTEXT, escapeInvisibleCode));
 
   const title = cutMarkdown(
     `${glyph} ${escapeMarkdown(headline, DISCORD_LIMITS.title, false)}`,
@@ -843,7 +850,7 @@ const BARE_URL = /https?:\/\/[^\s<>[\]`|\\]+[^\s<>[\]`|\\.,:;"')][.,:;"')]*/g;
  * A bare URL is left as it is (`BARE_URL`), but in the title (`urls` false), whose link is the sink's.
  */
 function escapeMarkdown(agentText: string, max: number, urls = true): string {
-  const raw = escapeBidiControls(agentText);
+  const raw = escapeInvisibleControls(agentText);
   const pieces: { readonly text: string; readonly url: boolean }[] = [];
   let from = 0;
   for (const match of urls ? raw.matchAll(BARE_URL) : []) {
@@ -857,8 +864,8 @@ function escapeMarkdown(agentText: string, max: number, urls = true): string {
   // A URL cut short still ends in a character Discord links (`…`), so its head stays unescaped.
   let out = "";
   for (const piece of pieces) {
-    for (const char of piece.text) {
-      const next = shown(char, piece.url);
+    for (const [unit] of escapedUnits(piece.text)) {
+      const next = shown(unit, piece.url);
       if (out.length + next.length + 1 > max) return `${out}…`;
       out += next;
     }
@@ -873,8 +880,9 @@ function escapeMarkdown(agentText: string, max: number, urls = true): string {
  */
 function discordCode(raw: string, max: number): string {
   const clean = raw.replaceAll("`", "ˋ");
-  if (clean.includes("\n")) return `\`\`\`\n${cutPlainWithEllipsis(clean, max - 8)}\n\`\`\``;
-  return `\`${cutPlainWithEllipsis(clean, max - 2)}\``;
+  if (clean.includes("\n"))
+    return `\`\`\`\n${cutPlainWithEllipsis(clean, max - 8, escapeInvisibleCode)}\n\`\`\``;
+  return `\`${cutPlainWithEllipsis(clean, max - 2, escapeInvisibleCode)}\``;
 }
 
 function discordQuote(text: string): string {

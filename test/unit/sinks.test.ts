@@ -439,6 +439,67 @@ describe("buildSinkRequest: chat text that would reorder its line", () => {
   });
 });
 
+describe("buildSinkRequest: chat text that hides a character", () => {
+  const sinks: ResolvedSink[] = [
+    { type: "slack", url: "https://hooks.slack.com/services/T/B/x" },
+    { type: "discord", url: "https://discord.com/api/webhooks/1/x" },
+  ];
+  const strings = async (sink: ResolvedSink, n: Notification) =>
+    JSON.stringify(JSON.parse((await buildSinkRequest(sink, n, CREATED_AT)).body) as unknown);
+
+  // `r\u200bm` is no `rm`, and a reviewer reading the message cannot tell them apart.
+  it.each(sinks)("%o writes each zero-width character as its \\u escape", async (sink) => {
+    const n = notification({
+      reason: "ok\u2060 \ufeffhere",
+      event: {
+        ...notification().event,
+        session_id: "19\u200b11b193",
+        cwd: "/home/dev/pr\ufeffoj",
+        tool_name: "Ba\u200bsh",
+        tool_input: { command: "r\u200bm -rf /tmp/\u200cx\u200d" },
+      },
+    });
+    const text = await strings(sink, n);
+    expect(text).not.toMatch(/[\u200b-\u200d\u2060\ufeff]/);
+    for (const written of [
+      "r\\\\u200bm",
+      "u200cx",
+      "u200d",
+      "ok\\\\u2060",
+      "u2060",
+      "ufeffhere",
+      "pr\\\\ufeffoj",
+    ])
+      expect(text.replaceAll("\\\\\\\\", "\\\\")).toContain(written);
+    // The first 8 characters of the session id, the one written as an escape among them.
+    expect(text.replaceAll("\\\\\\\\", "\\\\")).toContain("19\\\\u200b11b19");
+  });
+
+  // Persian writes with the non-joiner, a family emoji is joined by the joiner: in the agent's
+  // words they stay as they are, where no command runs.
+  it.each(sinks)("%o keeps the joiners in the words of a reason or message", async (sink) => {
+    const words = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u062f \u{1f468}\u200d\u{1f469}";
+    const text = await strings(sink, notification({ reason: words }));
+    expect(text).toContain(words);
+  });
+
+  // Cut in the middle, `\u202e` showed as `\u2…`, which names no character.
+  it.each(sinks)("%o never cuts an escape in two", async (sink) => {
+    for (const at of [395, 396, 397, 398]) {
+      const n = notification({
+        reason: `${"a".repeat(at)}\u202e${"b".repeat(20)}`,
+        event: {
+          ...notification().event,
+          tool_input: { command: `${"c".repeat(at + 1096)}\u200b${"d".repeat(20)}` },
+        },
+      });
+      const text = await strings(sink, n);
+      expect(text).not.toMatch(/\\u[0-9a-f]{0,3}…/);
+      expect(text).toContain("…");
+    }
+  });
+});
+
 describe("buildSinkRequest: slack", () => {
   it("posts {text, blocks} as JSON to the incoming-webhook url", async () => {
     const url = "https://hooks.slack.com/services/T000/B000/XXXX";
@@ -701,8 +762,9 @@ describe("buildSinkRequest: discord", () => {
     expect(embed.fields.find((f) => f.name === "Type")?.value).toBe("-");
   });
 
-  // A direction mark is no longer among them: it is shown as its escape (`\u200e`).
-  it.each(["\u0001", "\u001f\u0085", "\u200b\u00ad", " \u0000\u2060 "])(
+  // A direction mark or a zero-width character is no longer among them: it is shown as its escape
+  // (`\u200e`, `\u200b`).
+  it.each(["\u0001", "\u001f\u0085", "\u00ad", " \u0000\u00ad "])(
     "shows a field of nothing but control and format characters (%j) as a dash, as Discord strips them and refuses it empty",
     async (invisible) => {
       const n = notification({
