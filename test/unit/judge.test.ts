@@ -455,6 +455,13 @@ describe("parseJudgeResponse", () => {
     ["its key", '{"\\u006fk":false,"reason":"a secret","ok":true}'],
     ["its value", '{"ok":"f\\u0061lse","reason":"a secret","ok":true}'],
     ["its key, in prose", 'Verdict: {"\\u006Fk": false, "reason": "a secret"}'],
+    // Raw lines, tabs, quotes and backslashes that start no escape around it: no JSON string holds
+    // them so, and the escapes are read as one.
+    [
+      "its key, in prose of lines, paths and quotes",
+      'Verdict\n\t"C:\\dir\\x" \\"\u0000 {"\\u006fk": false, "reason": "a secret"}',
+    ],
+    ["its key, before a lone backslash at the end", '{"\\u006fk": false, "reason": "a secret"} \\'],
   ])("reads a text answer whose ok false escapes %s as a no, as one written plainly", (_what, content) => {
     // JSON.parse reads `\u006f` as `o`: the answer says ok false, though not in those characters.
     expect(parseJudgeResponse("openai", 200, openaiAnswer(content))).toEqual({
@@ -465,6 +472,16 @@ describe("parseJudgeResponse", () => {
     expect(
       parseJudgeResponse("openai", 200, openaiAnswer('{"ok":true,"reason":"not \\u0022ok\\u0022: false"}')),
     ).toEqual({ ok: true, value: { ok: true, reason: 'not "ok": false' } });
+  });
+
+  it.each([
+    ["an escaped quote", "Verdict: \\u0022ok\\u0022: false"],
+    ["an escaped backslash before the quote", 'Verdict: \\u005c"ok\\u005C": false'],
+  ])("reads no ok false in prose where it takes %s, which JSON reads as written", (_what, content) => {
+    expect(parseJudgeResponse("openai", 200, openaiAnswer(content))).toMatchObject({
+      ok: false,
+      error: { code: "JUDGE_OFF_SCHEMA" },
+    });
   });
 
   it.each([
