@@ -665,10 +665,10 @@ function escapeSlack(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 
-/** A last guard on text we assembled from already-escaped pieces: cut at a line end when possible. */
+/** A last guard on text we assembled from already-escaped pieces, cut never inside an entity or escape. */
 function cutSection(text: string, max: number = SLACK_LIMITS.sectionText): string {
   if (text.length <= max) return text;
-  let head = sliceCodePoints(text, max - 1);
+  let head = headOfUnits(text, max - 1);
   const entity = head.lastIndexOf("&");
   if (entity >= 0 && !head.slice(entity).includes(";")) head = head.slice(0, entity);
   return `${defuseCutEnd(head, max - 1)}…`;
@@ -677,13 +677,17 @@ function cutSection(text: string, max: number = SLACK_LIMITS.sectionText): strin
 /** `raw` with its invisible characters escaped, cut to `max` with a "…", never inside an escape. */
 function cutPlainWithEllipsis(raw: string, max: number, escapeInvisible = escapeInvisibleControls): string {
   const text = escapeInvisible(raw);
-  if (text.length <= max) return text;
-  let out = "";
+  return text.length <= max ? text : `${headOfUnits(text, max - 1)}…`;
+}
+
+/** The longest start of `text` within `max` characters that ends between two `escapedUnits`. */
+function headOfUnits(text: string, max: number): string {
+  let head = "";
   for (const [unit] of escapedUnits(text)) {
-    if (out.length + unit.length + 1 > max) break;
-    out += unit;
+    if (head.length + unit.length > max) break;
+    head += unit;
   }
-  return `${out}…`;
+  return head;
 }
 
 /** The sink's link with `{session_id}` filled in; only http(s), at most 1 000 characters. */
@@ -894,11 +898,11 @@ function discordQuote(text: string): string {
 
 /**
  * A last guard on text assembled from escaped pieces: cut, never between a backslash and what it
- * escapes, and a code block left open by the cut is closed.
+ * escapes nor inside a `\uXXXX`, and a code block left open by the cut is closed.
  */
 function cutMarkdown(text: string, max: number): string {
   if (text.length <= max) return text;
-  let head = sliceCodePoints(text, Math.max(0, max - 5));
+  let head = headOfUnits(text, Math.max(0, max - 5));
   const slashes = /\\+$/.exec(head)?.[0].length ?? 0;
   if (slashes % 2 === 1) head = head.slice(0, -1);
   const fences = head.split("```").length - 1;

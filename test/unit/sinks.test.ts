@@ -500,6 +500,34 @@ describe("buildSinkRequest: chat text that hides a character", () => {
   });
 });
 
+describe("buildSinkRequest: a whole message cut to its limit", () => {
+  // The pieces fit their budgets, but a long command, a message of many short lines (each quoted)
+  // and a reason together pass a Slack section's 3 000 or a Discord description's 4 096
+  // characters: the last cut of the assembled text must not split an escape either.
+  // Lines enough that the cut falls in the reason, whose escapes it must pass over whole.
+  it.each<[ResolvedSink, number]>([
+    [{ type: "slack", url: "https://hooks.slack.com/services/T/B/x" }, 9],
+    [{ type: "discord", url: "https://discord.com/api/webhooks/1/x" }, 12],
+  ])("%o never cuts an escape in two", async (sink, lines) => {
+    for (let pad = 0; pad < 8; pad++) {
+      const n = notification({
+        eventName: "Notification",
+        decision: "none",
+        reason: `${"a".repeat(pad)}${"\u202e".repeat(100)}`,
+        event: {
+          hook_event_name: "Notification",
+          notification_type: "permission_prompt",
+          message: `${"\n".repeat(lines)}\u202e`.repeat(60),
+        },
+        relatedTool: { toolName: "Bash", summary: "c".repeat(2000) },
+      });
+      const text = JSON.stringify(JSON.parse((await buildSinkRequest(sink, n, CREATED_AT)).body) as unknown);
+      expect(text).toContain("…");
+      expect(text).not.toMatch(/\\u[0-9a-f]{0,3}…/);
+    }
+  });
+});
+
 describe("buildSinkRequest: slack", () => {
   it("posts {text, blocks} as JSON to the incoming-webhook url", async () => {
     const url = "https://hooks.slack.com/services/T000/B000/XXXX";
