@@ -376,6 +376,30 @@ describe("gatewayRequest", () => {
   });
 
   it.each([
+    ["user name", "me%zz@"],
+    ["password", "me:pa%ss@"],
+  ])(
+    "says what to write of a bad percent-escape in the proxy's %s, sending nothing",
+    async (part, userinfo) => {
+      // decodeURIComponent's "URI malformed" named neither the proxy nor what to change.
+      const url = await serve((_req, res) => res.end("{}"));
+      const proxy = await forwardProxy();
+      const result = await gatewayRequest({
+        method: "GET",
+        url: `${url}/healthz`,
+        timeoutMs: 5000,
+        proxy: proxy.url.replace("//", `//${userinfo}`),
+      });
+      expect(proxy.seen).toEqual([]);
+      expect(result).toEqual({
+        ok: false,
+        error: `the proxy ${proxy.url} is not usable: the ${part} in its URL does not decode: each % in it must start an escape of UTF-8 text, such as %40 for @`,
+        fix: "write a % of the user name or password as %25 in the proxy's URL (HTTPS_PROXY or HTTP_PROXY): a URL reads % and the two characters after it as one escaped character",
+      });
+    },
+  );
+
+  it.each([
     ["not a URL", "not a url", '"not a url" is not a URL'],
     ["not http", "ftp://127.0.0.1/", "ftp://127.0.0.1/: only http and https URLs are supported"],
   ])("refuses a URL that is %s", async (_, url, error) => {

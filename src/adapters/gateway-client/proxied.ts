@@ -42,7 +42,11 @@ export async function proxiedRequest(
       ...proxyCredentials(proxy),
     });
   } catch (e) {
-    return { ok: false, error: `the proxy ${withoutUserinfo(proxy)} is not usable: ${errorMessage(e)}` };
+    return {
+      ok: false,
+      error: `the proxy ${shownProxy} is not usable: ${errorMessage(e)}`,
+      ...(e instanceof BadEscape ? { fix: BAD_ESCAPE_FIX } : {}),
+    };
   }
   const signal = AbortSignal.timeout(request.timeoutMs);
   try {
@@ -156,8 +160,28 @@ function proxyTlsFailure(e: unknown, failure: unknown, proxy: URL) {
 function proxyCredentials(proxy: string): { token?: string } {
   const { username, password } = new URL(proxy);
   if (!username) return {};
-  const pair = `${decodeURIComponent(username)}:${decodeURIComponent(password)}`;
+  const pair = `${decoded(username, "user name")}:${decoded(password, "password")}`;
   return { token: `Basic ${Buffer.from(pair).toString("base64")}` };
+}
+
+/** A user name or password whose % starts no escape (`p%ss`): said without the text itself. */
+class BadEscape extends Error {}
+
+const BAD_ESCAPE_FIX =
+  "write a % of the user name or password as %25 in the proxy's URL (HTTPS_PROXY or HTTP_PROXY): a URL reads % and the two characters after it as one escaped character";
+
+/**
+ * A part of the proxy URL's userinfo, its escapes decoded. decodeURIComponent's own failure,
+ * "URI malformed", named neither the proxy nor what to write instead.
+ */
+function decoded(part: string, name: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new BadEscape(
+      `the ${name} in its URL does not decode: each % in it must start an escape of UTF-8 text, such as %40 for @`,
+    );
+  }
 }
 
 /**
