@@ -598,8 +598,20 @@ function checkSample(
       ? "deepagents legacy hooks never get a decision back: pass --expect none to check that the gateway answers them, or run doctor with a /v1/hooks/deepagents or /v1/hooks/claude-code URL"
       : // The sample itself, ready to paste: an EVENT.json left to write sent its reader to guess
         // the event's fields. printf, not echo, which reads a JSON escape's backslash in sh.
-        `the policy does not decide this as expected (or pass --expect ${answer.decision} if the policy is right); to see which rules apply to the sample, run: printf '%s' ${shellQuote(sample.body)} | hookgate simulate --policy FILE --client ${sample.dialect} -`,
+        `the policy does not decide this as expected (or pass --expect ${answer.decision} if the policy is right); to see which rules apply to the sample, run: printf '%s' ${shellQuote(withoutEscapedBackslash(sample.body))} | hookgate simulate --policy FILE --client ${sample.dialect} -`,
   };
+}
+
+/**
+ * JSON text with its escaped backslashes (`\\`) written `\u005c`, the same text to a JSON reader:
+ * fish, unlike a POSIX shell, reads `\\` inside single quotes as one backslash (and `\'` as a
+ * quote, which JSON never writes), so a command's `\n` (a backslash, then n) reached simulate as
+ * a line break there. Every other backslash of JSON text comes before a letter, `"` or `/`,
+ * which both shells keep. Matched left to right, a pair is always one escape: a backslash in JSON
+ * text starts one.
+ */
+function withoutEscapedBackslash(json: string): string {
+  return json.replaceAll("\\\\", "\\u005c");
 }
 
 /** What a client would make of the answer: PreToolUse's permissionDecision, or a block. */

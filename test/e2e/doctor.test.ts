@@ -22,6 +22,24 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/**
+ * A shell word as fish reads it (fish-language(1), "Quotes"): inside single quotes, \\ is a
+ * backslash and \' a quote, any other backslash itself; outside them, a backslash escapes the
+ * character after it. Enough for the words shellQuote writes.
+ */
+function fishWord(word: string): string {
+  let out = "";
+  let quoted = false;
+  for (let i = 0; i < word.length; i++) {
+    const c = word[i];
+    const next = word[i + 1] ?? "";
+    if (c === "'") quoted = !quoted;
+    else if (c === "\\" && (!quoted || next === "\\" || next === "'")) out += word[++i];
+    else out += c;
+  }
+  return out;
+}
+
 const lines = (stdout: string) => stdout.split("\n").filter((l) => /^[✓✗] /.test(l));
 
 /**
@@ -747,6 +765,12 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(shell.stdout).toContain("+ no-rm-root [enforce]");
     // The sample arrived whole, as JSON (a quote or backslash lost on the way is MALFORMED_JSON).
     expect(shell.stdout).not.toContain("MALFORMED_JSON");
+    // fish reads the same word as the same event: inside its single quotes, \\ is one backslash
+    // and \' a quote, so a JSON escape `\\n` (a backslash, then n) came to simulate as a line break.
+    const word = /^printf '%s' (.*) \| hookgate/.exec(run)?.[1] ?? "";
+    const posix = spawnSync("sh", ["-c", `printf '%s' ${word}`], { encoding: "utf8" }).stdout;
+    expect(JSON.parse(fishWord(word))).toEqual(JSON.parse(posix));
+    expect(JSON.parse(posix).tool_input.command).toBe(command);
   });
 
   it("fails the first check, with how to start the gateway, when nothing answers", async () => {
