@@ -1,5 +1,6 @@
 /**
- * How an agent's http hook reads the proxy variables of its environment (clients.md §2.1, §9):
+ * How an agent's http hook reads the proxy variables of its environment (clients.md §2.1, §9),
+ * or deepagents' hook, init's curl command, as curl reads them:
  * `hookgate doctor` checks by that route and says why it is direct where a proxy is set, and
  * `hookgate send`, the command hook's adapter, posts the way the agent's http hooks to the same
  * gateway do.
@@ -22,8 +23,9 @@ import type { Env } from "./send.js";
  * leading `*` or `.`, and takes the host or any name below it, compared with the URL's host
  * name brackets and all (`[::1]` exempts `http://[::1]`, `::1` does not); `*` alone, which curl
  * reads as "no proxy at all", is left empty by that and exempts nothing (`starIgnored`). It picks
- * its proxy by `??`, so an empty https_proxy means none. Each is read as its code does, not mended: `doctor` says what
- * the agent does, and `send` goes the agent's way.
+ * its proxy by `??`, so an empty https_proxy means none. deepagents runs curl (`curlProxy`).
+ * Each is read as its code does, not mended: `doctor` says what the agent does, and `send` goes
+ * the agent's way.
  */
 export function agentProxy(
   hookUrl: string,
@@ -40,9 +42,12 @@ export function agentProxy(
   readonly older?: string;
   /** The variable `noProxy` names holds a `*`, which deepcode reads as no host, not as every host. */
   readonly starIgnored?: true;
+  /** A proxy variable set that curl does not read for this URL (deepagents), and the ones it reads. */
+  readonly unread?: { readonly name: string; readonly read: string };
 } {
   const url = new URL(hookUrl);
   const host = url.hostname.toLowerCase();
+  if (dialect.startsWith("deepagents")) return curlProxy(url, env);
   if (dialect === "deepcode") {
     const proxy = env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY;
     if (!proxy) return { used: false };
@@ -95,6 +100,80 @@ export function agentProxy(
       : { used: false, proxy, ignored: source };
   }
   return { used: true, proxy, noProxy: name };
+}
+
+/**
+ * The proxy of deepagents' hook, init's curl command, as curl reads it (curl(1), ENVIRONMENT;
+ * checked against curl 7.88's `-v`, which names the variable it used): for an http URL
+ * http_proxy, never HTTP_PROXY (a CGI request's Proxy header sets it), for an https one
+ * https_proxy then HTTPS_PROXY, and then all_proxy, ALL_PROXY; an empty variable is unset, and a
+ * proxy without a scheme is an http one. no_proxy, else NO_PROXY: `*` alone exempts every host;
+ * entries split on commas and blanks, without a leading or trailing dot, each the host or a
+ * domain above it; an IP address matches one written the same or a CIDR range (IPv6 written
+ * bare, `::1`: `[::1]` matches nothing); a port in an entry makes it match nothing. curl also
+ * reads ~/.curlrc, which can set a proxy: not read here.
+ */
+function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
+  const set = (name: string) => (env[name] ? name : undefined);
+  const names =
+    url.protocol === "https:"
+      ? ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+      : ["http_proxy", "all_proxy", "ALL_PROXY"];
+  const source = names.find(set);
+  if (source === undefined) {
+    const read =
+      url.protocol === "https:"
+        ? "https_proxy or HTTPS_PROXY for an https URL"
+        : "http_proxy for an http URL";
+    const others =
+      url.protocol === "https:" ? ["http_proxy", "HTTP_PROXY"] : ["HTTP_PROXY", "https_proxy", "HTTPS_PROXY"];
+    const name = others.find(set);
+    return name === undefined ? { used: false } : { used: false, unread: { name, read } };
+  }
+  const proxy = env[source] as string;
+  const noProxy = env.no_proxy ? "no_proxy" : "NO_PROXY";
+  const list = env[noProxy] ?? "";
+  const host = url.hostname
+    .replace(/^\[|\]$/g, "")
+    .toLowerCase()
+    .replace(/\.$/, "");
+  const exempts =
+    list.trim() === "*" ||
+    list
+      .split(/[,\s]+/)
+      .map((entry) => entry.toLowerCase().replace(/^\./, "").replace(/\.$/, ""))
+      .some((entry) => entry !== "" && curlExempts(host, entry));
+  return exempts ? { used: false, proxy, exemptedBy: noProxy } : { used: true, proxy, noProxy };
+}
+
+/** Whether one of curl's NO_PROXY entries exempts `host` (lower case, no brackets, no trailing dot). */
+function curlExempts(host: string, entry: string): boolean {
+  const [address = "", bits] = entry.split("/");
+  if (isIPv4(host)) return isIPv4(address) && inRange(host, address, bits === undefined ? 32 : Number(bits));
+  if (host.includes(":")) return bits === undefined && sameIPv6(host, address);
+  return host === entry || host.endsWith(`.${entry}`);
+}
+
+function isIPv4(text: string): boolean {
+  return /^\d{1,3}(?:\.\d{1,3}){3}$/.test(text);
+}
+
+/** Whether two IPv4 addresses share their first `bits` bits. */
+function inRange(address: string, range: string, bits: number): boolean {
+  if (!Number.isInteger(bits) || bits < 0 || bits > 32) return false;
+  const value = (ip: string) => ip.split(".").reduce((n, octet) => n * 256 + Number(octet), 0);
+  const size = 2 ** (32 - bits);
+  return Math.floor(value(address) / size) === Math.floor(value(range) / size);
+}
+
+/** Two IPv6 addresses, however written (`::1`, `0:0::1`), the same; an entry in brackets is none. */
+function sameIPv6(host: string, entry: string): boolean {
+  if (!entry.includes(":") || entry.startsWith("[")) return false;
+  try {
+    return new URL(`http://[${entry}]`).hostname === new URL(`http://[${host}]`).hostname;
+  } catch {
+    return false;
+  }
 }
 
 /**

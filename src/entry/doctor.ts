@@ -117,7 +117,7 @@ export async function doctorCommand(
   // The checks below take the agent's route to the gateway, as `send` does: through the proxy of
   // its environment unless NO_PROXY exempts the host. A check that connected directly passed
   // while every hook failed at the proxy (a 407, a proxy that cannot reach the gateway).
-  const via = agentClient(dialect) ? proxyFor(hookUrl, dialect, env) : {};
+  const via = proxyFor(hookUrl, dialect, env);
   io.out(
     mistyped
       ? `hookgate doctor: ${base}\n`
@@ -264,9 +264,20 @@ async function clientRefusedAnswers(
   };
 }
 
-/** The clients whose http hooks read the proxy variables as agent-proxy.ts does (deepagents' curl adapter reads them its own way). */
+/** The clients whose http hooks look the gateway's name up with their address check (deepagents' hook is curl, which has none). */
 function agentClient(dialect: string): boolean {
   return dialect === "claude-code" || dialect === "deepcode";
+}
+
+/** What posts the client's hooks, as a check's line names it: for deepagents, init's curl command. */
+function hookClient(dialect: string): string {
+  if (dialect === "claude-code") return "Claude Code";
+  return dialect === "deepcode" ? "deepcode" : "deepagents' curl";
+}
+
+/** The route a hook takes, as the header says the checks follow it. */
+function hookWay(dialect: string): string {
+  return dialect.startsWith("deepagents") ? "as its hook's curl goes" : "as its http hooks go";
 }
 
 /**
@@ -287,14 +298,10 @@ function routeText(
     const star = read.starIgnored
       ? ` (deepcode reads no * in ${read.noProxy}: name the host there, ${new URL(hookUrl).hostname}, for it to connect directly)`
       : "";
-    return `through the proxy ${proxyHost}, as its http hooks go${star}`;
+    return `through the proxy ${proxyHost}, ${hookWay(dialect)}${star}`;
   }
-  if (!agentClient(dialect)) return "direct";
-  const why = directWhy(
-    agentProxy(hookUrl, dialect, env),
-    dialect === "claude-code" ? "Claude Code" : "deepcode",
-  );
-  return why === undefined ? "direct" : `direct, as its http hooks go (${why})`;
+  const why = directWhy(agentProxy(hookUrl, dialect, env), hookClient(dialect));
+  return why === undefined ? "direct" : `direct, ${hookWay(dialect)} (${why})`;
 }
 
 /** A proxy's host and port as the header shows it, never its user name or password. */
@@ -313,6 +320,7 @@ function directWhy(read: ReturnType<typeof agentProxy>, agent: string): string |
   }
   if (read.ignored !== undefined)
     return `${agent} ignores ${read.ignored}, a proxy without a scheme such as http://`;
+  if (read.unread !== undefined) return `curl reads no ${read.unread.name}, only ${read.unread.read}`;
   return undefined;
 }
 
@@ -331,7 +339,6 @@ function loopbackThroughProxy(
   env: Env,
   via: { stranded?: URL },
 ): Check | undefined {
-  if (!agentClient(dialect)) return undefined;
   const host = new URL(hookUrl).hostname.replace(/^\[|\]$/g, "");
   const read = agentProxy(hookUrl, dialect, env);
   // Where the current release connects directly, the proxy the older releases (`older`) take.
@@ -339,7 +346,7 @@ function loopbackThroughProxy(
     via.stranded ??
     (read.proxy !== undefined && read.older !== undefined ? strandingProxy(hookUrl, read.proxy) : undefined);
   if (proxy === undefined) return undefined;
-  const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
+  const agent = hookClient(dialect);
   // The check passes, and says which releases it fails for.
   if (via.stranded === undefined) {
     return {
@@ -367,8 +374,14 @@ function proxyFix(hookUrl: string, dialect: string, env: Env, via: { proxy?: str
   if (via.proxy === undefined) return undefined;
   const host = new URL(hookUrl).host;
   const noProxy = agentProxy(hookUrl, dialect, env).noProxy ?? "NO_PROXY";
-  // deepcode matches an entry with the host name alone: the host and port leave its hooks on the proxy.
-  const entry = dialect === "deepcode" ? new URL(hookUrl).hostname : "it";
+  // deepcode and curl match an entry with the host name alone: the host and port leave their
+  // hooks on the proxy. curl takes an IPv6 address without its brackets.
+  const entry =
+    dialect === "claude-code"
+      ? "it"
+      : dialect === "deepcode"
+        ? new URL(hookUrl).hostname
+        : new URL(hookUrl).hostname.replace(/^\[|\]$/g, "");
   return `check that the proxy runs and reaches ${host}, as the agent's hooks go through it; or, for the agent to connect to ${host} directly, add ${entry} to ${noProxy} in the shell that starts the agent`;
 }
 

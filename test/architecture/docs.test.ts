@@ -45,7 +45,7 @@ describe("README's table of codes", () => {
    * rules read.
    */
   const NOT_CODES =
-    /^(HOOKGATE_|ERR_|HPE_|CERT_|UNABLE_TO_|SQLITE_|UND_ERR_|LC_|GIT_|RUST_)|^(CGO_ENABLED|EAI_AGAIN|FORCE_COLOR|HTTP_PROXY|HTTPS_PROXY|NO_PROXY|NODE_ENV|NO_COLOR|TAR_OPTIONS)$/;
+    /^(HOOKGATE_|ERR_|HPE_|CERT_|UNABLE_TO_|SQLITE_|UND_ERR_|LC_|GIT_|RUST_)|^(CGO_ENABLED|EAI_AGAIN|FORCE_COLOR|ALL_PROXY|HTTP_PROXY|HTTPS_PROXY|NO_PROXY|NODE_ENV|NO_COLOR|TAR_OPTIONS)$/;
   const literals = (text: string) =>
     [...text.matchAll(/"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"/g)].map((m) => m[1] as string);
   const codes = new Set(SOURCES.flatMap(literals).filter((name) => !NOT_CODES.test(name)));

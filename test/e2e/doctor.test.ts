@@ -329,6 +329,32 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     }
   });
 
+  it("checks a deepagents route by the route its hook, init's curl command, takes, as send posts", async () => {
+    // It checked directly, while send went Claude Code's way and curl its own.
+    const proxy = await forwardProxy();
+    const hookUrl = `${server.url}/v1/hooks/deepagents`;
+    const proxyHost = new URL(proxy.url).host;
+    const through = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_AUTH: TOKEN,
+      http_proxy: proxy.url,
+    });
+    expect(through.code, through.stdout).toBe(0);
+    expect(through.stdout.split("\n")[0]).toBe(
+      `hookgate doctor: gateway ${server.url}, hook ${hookUrl} (deepagents), through the proxy ${proxyHost}, as its hook's curl goes`,
+    );
+    expect(proxy.seen).toHaveLength(3);
+    // curl never reads HTTP_PROXY: direct, and said so.
+    const direct = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_AUTH: TOKEN,
+      HTTP_PROXY: proxy.url,
+    });
+    expect(direct.code, direct.stdout).toBe(0);
+    expect(direct.stdout.split("\n")[0]).toBe(
+      `hookgate doctor: gateway ${server.url}, hook ${hookUrl} (deepagents), direct, as its hook's curl goes (curl reads no HTTP_PROXY, only http_proxy for an http URL)`,
+    );
+    expect(proxy.seen).toHaveLength(3);
+  });
+
   it("checks through the proxy the agent's http hooks go through, as send posts, and says which route it took", async () => {
     // A check that connected directly passed while every hook failed at the proxy.
     const proxy = await forwardProxy();

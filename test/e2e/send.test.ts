@@ -236,6 +236,23 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(proxy.seen).toHaveLength(2);
   });
 
+  it("posts on a deepagents route as its hook, init's curl command, goes: http_proxy, never HTTP_PROXY", async () => {
+    // It went Claude Code's way, through HTTP_PROXY, which curl never reads (doctor checked directly).
+    const proxy = await forwardProxy();
+    const hookUrl = `${server.url}/v1/hooks/deepagents`;
+    for (const [variable, seen] of [
+      ["HTTP_PROXY", 0],
+      ["http_proxy", 1],
+    ] as const) {
+      const result = await runCli(["send", "--url", hookUrl], event(`s-curl-${variable}`), {
+        HOOKGATE_AUTH: TOKEN,
+        [variable]: proxy.url,
+      });
+      expect(result, variable).toMatchObject({ code: 0, stdout: DENY, stderr: "" });
+      expect(proxy.seen, variable).toHaveLength(seen);
+    }
+  });
+
   it("posts to a gateway on this machine's loopback directly when the proxy is on another machine", async () => {
     // That proxy would connect to its own loopback: SessionStart and Setup, which reach the
     // gateway only through send, were lost though the gateway answers here. No request leaves

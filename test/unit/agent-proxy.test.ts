@@ -94,3 +94,74 @@ describe("agentProxy", () => {
     expect(agentProxy(url, "deepcode", { ...local, NO_PROXY: "::1" })).toMatchObject({ used: true });
   });
 });
+
+describe("agentProxy for deepagents, whose hook is init's curl command", () => {
+  // curl reads the variables its own way (curl(1), ENVIRONMENT): http_proxy only in lower case for
+  // an http URL, https_proxy or HTTPS_PROXY for an https one, then all_proxy or ALL_PROXY; an empty
+  // one is unset. Checked against curl 7.88's own choice (`curl -v` names the variable it used).
+  const http = "http://gw.example.com:8787/v1/hooks/deepagents";
+  const https = "https://gw.example.com/v1/hooks/deepagents";
+  const proxy = "http://proxy.corp:3128";
+
+  it.each([
+    ["http_proxy", http, { http_proxy: proxy }],
+    ["HTTPS_PROXY", https, { HTTPS_PROXY: proxy }],
+    ["https_proxy before HTTPS_PROXY", https, { https_proxy: proxy, HTTPS_PROXY: "http://other:1" }],
+    ["ALL_PROXY", http, { ALL_PROXY: proxy }],
+    ["all_proxy after an empty http_proxy", http, { http_proxy: "", all_proxy: proxy }],
+  ])("goes through %s", (_, url, env) => {
+    expect(agentProxy(url, "deepagents", env)).toMatchObject({ used: true, proxy });
+    expect(proxyFor(url, "deepagents-legacy", env)).toEqual({ proxy });
+  });
+
+  it.each([
+    // curl never reads HTTP_PROXY (a CGI request's Proxy header sets it), nor an https URL's proxy for http.
+    ["HTTP_PROXY", http, { HTTP_PROXY: proxy }, "http_proxy for an http URL"],
+    ["HTTPS_PROXY", http, { HTTPS_PROXY: proxy }, "http_proxy for an http URL"],
+    ["http_proxy", https, { http_proxy: proxy }, "https_proxy or HTTPS_PROXY for an https URL"],
+  ])("connects directly with %s alone to %s, where Claude Code's hooks take it", (name, url, env, read) => {
+    expect(agentProxy(url, "deepagents", env)).toEqual({ used: false, unread: { name, read } });
+    expect(proxyFor(url, "deepagents", env)).toEqual({});
+    expect(proxyFor(url, "claude-code", env)).toEqual({ proxy });
+  });
+
+  it.each([
+    ["gw.example.com", http],
+    [".example.com", http],
+    ["example.com.", http],
+    ["a b,gw.example.com", http],
+    ["*", http],
+    ["10.0.0.0/8", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["10.1.2.3", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["::1", "http://[::1]:8787/v1/hooks/deepagents"],
+  ])("takes NO_PROXY=%s to exempt %s", (noProxy, url) => {
+    expect(agentProxy(url, "deepagents", { http_proxy: proxy, NO_PROXY: noProxy })).toMatchObject({
+      used: false,
+      exemptedBy: "NO_PROXY",
+    });
+  });
+
+  it.each([
+    ["gw.example.com:8787", http],
+    ["ample.com", http],
+    ["[::1]", "http://[::1]:8787/v1/hooks/deepagents"],
+    ["10.0.0.0/16", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+  ])("does not take NO_PROXY=%s to exempt %s", (noProxy, url) => {
+    expect(agentProxy(url, "deepagents", { http_proxy: proxy, NO_PROXY: noProxy })).toMatchObject({
+      used: true,
+      noProxy: "NO_PROXY",
+    });
+  });
+
+  it("reads no_proxy alone when it is set, NO_PROXY only when it is not (or empty)", () => {
+    const env = { http_proxy: proxy, NO_PROXY: "gw.example.com" };
+    expect(agentProxy(http, "deepagents", { ...env, no_proxy: "other" })).toMatchObject({
+      used: true,
+      noProxy: "no_proxy",
+    });
+    expect(agentProxy(http, "deepagents", { ...env, no_proxy: "" })).toMatchObject({
+      used: false,
+      exemptedBy: "NO_PROXY",
+    });
+  });
+});
