@@ -15,7 +15,13 @@
 import { lookup } from "node:dns/promises";
 import { parseArgs } from "node:util";
 import ipaddr from "ipaddr.js";
-import { type GatewayResult, gatewayRequest } from "../adapters/gateway-client/node.js";
+import {
+  answerReader,
+  CODING_FIX,
+  type GatewayResult,
+  gatewayRequest,
+  leftCoded,
+} from "../adapters/gateway-client/node.js";
 import { clientRefusedRange } from "../core/egress/client-refused.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
@@ -210,6 +216,8 @@ export async function doctorCommand(
     },
     body,
     timeoutMs,
+    // The sample's answer as the agent's hook reads it; the checks above read hookgate's own.
+    reader: answerReader(dialect),
     ...via,
   });
   print(checkSample(orFix(sample, viaFix), { command, expect, dialect, hookUrl, body }));
@@ -595,6 +603,9 @@ function checkSample(
     };
   }
   if (answer.decision === "unreadable") {
+    const coded = leftCoded(headers, answerReader(sample.dialect));
+    if (coded)
+      return { ok: false, line: `${what}: the answer is not a JSON object: ${coded}`, fix: CODING_FIX };
     return {
       ok: false,
       line: `${what}: the answer is not a JSON object: ${body.trim().slice(0, 200)}`,

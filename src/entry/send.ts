@@ -3,8 +3,9 @@
  * on stdin, posts it to the gateway with the token from the environment (HOOKGATE_TOKEN, else
  * HOOKGATE_AUTH; HOOKGATE_AUTH only on a deepagents route), through the proxy the agent's http hooks
  * to that URL go through (agent-proxy.ts; directly to this machine's loopback where that proxy is
- * on another machine), and prints the answer body exactly, decoded from a content coding (gzip,
- * deflate, br) as Claude Code's http hooks decode it. It never breaks the agent: on any failure
+ * on another machine), and prints the answer body exactly, decoded from its content codings as the
+ * route's client decodes them (gateway-client/node.ts `codingsRead`; Claude Code's for a route
+ * that names none). It never breaks the agent: on any failure
  * (a bad command line, a bad URL, the gateway down or slow, a non-2xx answer, one that does not
  * decode, a 2xx answer that is neither empty nor a JSON object, so not hookgate's) it prints nothing,
  * says why on standard error (with what to change, where the failure knows it) and still exits 0.
@@ -15,7 +16,7 @@
  * with `/v1/` but no `/v1/hooks` is a mistyped hook URL, and a failure.
  */
 import { parseArgs } from "node:util";
-import { gatewayRequest } from "../adapters/gateway-client/node.js";
+import { answerReader, CODING_FIX, gatewayRequest, leftCoded } from "../adapters/gateway-client/node.js";
 import { errorMessage } from "../core/errors.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
@@ -218,6 +219,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     const unsendable = token && unsendableToken(token);
     if (unsendable) return fail(`${unsendable}: set it to the token alone`);
     const { proxy } = proxyFor(url, dialect, env);
+    const reader = answerReader(dialect);
     // An answer that came through a proxy may be the proxy's own (a 502 of one that cannot reach
     // this machine's gateway, its block page): said as from the URL alone, it sent the user to a
     // gateway that was never asked.
@@ -236,6 +238,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
       },
       body,
       timeoutMs: seconds * 1000,
+      reader,
     });
     // What to change, where the failure knows it (a proxy's 407, an https URL to plain http), as
     // doctor says it; the person who reads this stderr is the one who can change it.
@@ -250,6 +253,10 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     // read as context: Claude Code adds a SessionStart hook's plain output to the session, as
     // deepagents does on SessionStart and UserPromptSubmit (clients.md §6.4).
     if (answer.trim() !== "" && !isJsonObject(answer)) {
+      // A coding the agent's client leaves on it: the URL is the gateway's, and what is in front
+      // of it compresses.
+      const coded = leftCoded(result.response.headers, reader);
+      if (coded) return fail(`HTTP ${status} from ${from} is not a JSON object: ${coded}: ${CODING_FIX}`);
       const excerpt = answer.trim().slice(0, 100);
       return fail(
         `HTTP ${status} from ${from} is not a JSON object, so not hookgate's answer (is the URL the gateway's?): ${excerpt}`,

@@ -9,10 +9,12 @@ import dns from "node:dns";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it, vi } from "vitest";
-import { gatewayRequest } from "../../src/adapters/gateway-client/node.js";
+import { gatewayRequest, leftCoded } from "../../src/adapters/gateway-client/node.js";
 import { forwardProxy } from "../support/forward-proxy.js";
 import { listenUntilDone } from "../support/loopback.js";
 import { httpsServer, SERVER_TLS } from "../support/tls.js";
+
+const json = () => '{"decision":"block","reason":"é"}';
 
 /** A loopback server answering with `handle`; its base URL. */
 async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
@@ -190,10 +192,6 @@ describe("gatewayRequest", () => {
       const json = '{"decision":"block","reason":"é"}';
       const url = await serve((req, res) => {
         if (req.url === "/gzip") res.writeHead(200, { "content-encoding": "gzip" }).end(gzipSync(json));
-        else if (req.url === "/two")
-          res
-            .writeHead(200, { "content-encoding": "deflate, br" })
-            .end(brotliCompressSync(deflateSync(json)));
         else res.writeHead(200, { "content-encoding": "gzip" }).end(json);
       });
       const proxy = proxied ? await forwardProxy() : undefined;
@@ -205,11 +203,9 @@ describe("gatewayRequest", () => {
           timeoutMs: 5000,
           ...(proxy && { proxy: proxy.url }),
         });
-      for (const path of ["/gzip", "/two"]) {
-        const result = await ask(path);
-        expect(result.ok && result.response.body).toBe(json);
-        expect(result.ok && result.response.headers["content-encoding"]).toBeUndefined();
-      }
+      const result = await ask("/gzip");
+      expect(result.ok && result.response.body).toBe(json);
+      expect(result.ok && result.response.headers["content-encoding"]).toBeUndefined();
       // Through a proxy, the answer may be the proxy's own: said with the proxy, as its other failures are.
       const via = proxy ? ` (through the proxy ${proxy.url})` : "";
       expect(await ask("/corrupt")).toEqual({
@@ -220,28 +216,93 @@ describe("gatewayRequest", () => {
     },
   );
 
-  it("decodes up to three codings, as the egress guard does, and reads an answer that names more as it came", async () => {
-    // Each coding is decoded whole, up to the size limit, on the one thread, where the timeout
-    // cannot stop it: a header of a thousand `gzip`s over a body of stored blocks kept `send`
-    // decoding for seconds after its timeout. No server compresses an answer four times.
-    const json = '{"decision":"block"}';
-    const coded = (times: number) => {
-      let body = Buffer.from(json);
-      for (let i = 0; i < times; i++) body = gzipSync(body);
-      return body;
-    };
-    const url = await serve((req, res) => {
-      const times = Number(req.url?.slice(1));
-      res.writeHead(200, { "content-encoding": Array(times).fill("gzip").join(", ") }).end(coded(times));
+  it.each([
+    // axios decodes one coding, the header's whole value; undici's fetch a list of up to 5, and
+    // fails on more; curl, run without --compressed, none.
+    ["axios", "gzip", json(), true],
+    ["axios", "deflate, br", json(), false],
+    ["fetch", "deflate, br", json(), true],
+    ["fetch", "gzip, gzip, gzip, gzip, gzip", json(), true],
+    ["fetch", "gzip, zz", json(), false],
+    ["curl", "gzip", json(), false],
+  ] as const)("reads an answer as %s reads Content-Encoding %s", async (reader, coding, body, decoded) => {
+    // send printed what no agent read: a list of codings decoded for Claude Code, a gzip answer
+    // decoded for deepagents' curl hook, which prints it as it came.
+    const codings = coding.split(", ");
+    let coded = Buffer.from(body);
+    for (const c of codings)
+      coded =
+        c === "br"
+          ? brotliCompressSync(coded)
+          : c === "deflate"
+            ? deflateSync(coded)
+            : c === "gzip"
+              ? gzipSync(coded)
+              : coded;
+    const url = await serve((_req, res) => res.writeHead(200, { "content-encoding": coding }).end(coded));
+    const result = await gatewayRequest({
+      method: "POST",
+      url: `${url}/`,
+      body: "{}",
+      timeoutMs: 5000,
+      reader,
     });
-    const ask = (times: number) =>
-      gatewayRequest({ method: "POST", url: `${url}/${times}`, body: "{}", timeoutMs: 5000 });
-    const three = await ask(3);
-    expect(three.ok && three.response.body).toBe(json);
-    const four = await ask(4);
-    // gzip's first byte (0x1f), where the decoded answer starts with "{".
-    expect(four.ok && four.response.body.charCodeAt(0)).toBe(0x1f);
-    expect(four.ok && four.response.headers["content-encoding"]).toBe("gzip, gzip, gzip, gzip");
+    expect(result.ok && result.response.body === body).toBe(decoded);
+    expect(result.ok && result.response.headers["content-encoding"]).toBe(decoded ? undefined : coding);
+  });
+
+  it("fails an answer that names more codings than undici's fetch (deepcode) takes, as the hook fails", async () => {
+    // Each coding is decoded whole, on the one thread, where the timeout cannot stop it: a header
+    // of a thousand `gzip`s held `send` for seconds. deepcode's fetch refuses more than 5.
+    let coded = Buffer.from(json());
+    for (let i = 0; i < 6; i++) coded = gzipSync(coded);
+    const url = await serve((_req, res) =>
+      res.writeHead(200, { "content-encoding": Array(6).fill("gzip").join(", ") }).end(coded),
+    );
+    const ask = (reader: "axios" | "fetch") =>
+      gatewayRequest({ method: "POST", url: `${url}/six`, body: "{}", timeoutMs: 5000, reader });
+    expect(await ask("fetch")).toEqual({
+      ok: false,
+      error: `the answer from ${url}/six (HTTP 200) names 6 content codings, more than deepcode's http client (undici's fetch) decodes (5), and the hook fails`,
+      fix: "check the server, or a proxy in front of the gateway, that compresses its answers",
+    });
+    const axios = await ask("axios");
+    expect(axios.ok && axios.response.body.charCodeAt(0)).toBe(0x1f);
+  });
+
+  it.each(["axios", "fetch"] as const)(
+    "reads an empty answer whose Content-Encoding is br, and a 204's, as %s does: empty",
+    async (reader) => {
+      // An empty br body failed "unexpected end of file" where the agent's client reads nothing:
+      // both flush what they have at the end, and skip a 204's body.
+      const url = await serve((req, res) =>
+        res.writeHead(req.url === "/204" ? 204 : 200, { "content-encoding": "br" }).end(),
+      );
+      for (const path of ["/200", "/204"]) {
+        const result = await gatewayRequest({
+          method: "POST",
+          url: `${url}${path}`,
+          body: "{}",
+          timeoutMs: 5000,
+          reader,
+        });
+        expect(result.ok && result.response.body, path).toBe("");
+      }
+    },
+  );
+
+  it("leaves a Transfer-Encoding gzip answer coded, as every agent's client does, and says so", async () => {
+    // Node's http client and undici read a transfer coding other than chunked to the connection's
+    // end and hand its bytes on; curl does without --tr-encoding. The agent reads no JSON.
+    // node:http writes a body as it is given under a Transfer-Encoding that is not chunked.
+    const url = await serve((_req, res) =>
+      res.writeHead(200, { "transfer-encoding": "gzip", connection: "close" }).end(gzipSync(json())),
+    );
+    const result = await gatewayRequest({ method: "POST", url: `${url}/te`, body: "{}", timeoutMs: 5000 });
+    expect(result.ok && result.response.body.charCodeAt(0)).toBe(0x1f);
+    expect(result.ok && leftCoded(result.response.headers, "axios")).toBe(
+      "it comes in Transfer-Encoding gzip, which no agent's http client decodes",
+    );
   });
 
   it("decodes a deflate answer sent without its zlib header, as the agent's http client does", async () => {

@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
+import { brotliCompressSync, deflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doctorCommand, type Resolve } from "../../src/entry/doctor.js";
 import { forwardProxy } from "../support/forward-proxy.js";
@@ -327,6 +328,31 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       expect(run.asked, url).toEqual([]);
       expect(run.out).not.toMatch(/address:/);
     }
+  });
+
+  it("reads the sample's compressed answer as the route's client reads it", async () => {
+    // A proxy in front of the gateway compresses twice: deepcode's fetch decodes the list, Claude
+    // Code's axios does not, and its hook reads no decision; doctor passed both.
+    const url = await hookUrlOf((req, res) => {
+      req.resume();
+      if (req.url === "/healthz") res.end(JSON.stringify({ status: "ok", policy: "0123456789abcdef" }));
+      else if (req.url?.startsWith("/v1/whoami")) res.end(JSON.stringify({ team: "platform" }));
+      else {
+        const deny = { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny" } };
+        res.writeHead(200, { "content-encoding": "deflate, br" });
+        res.end(brotliCompressSync(deflateSync(JSON.stringify(deny))));
+      }
+    });
+    const env = { HOOKGATE_TOKEN: TOKEN };
+    expect((await doctorIn(url.replace(/claude-code$/, "deepcode"), env)).code).toBe(0);
+    const claude = await doctorIn(url, env);
+    expect(claude.code).toBe(1);
+    expect(lines(claude.out)[2]).toBe(
+      '✗ sample PreToolUse Bash "rm -rf /": the answer is not a JSON object: it comes in Content-Encoding deflate, br, which Claude Code\'s http client (axios) does not decode',
+    );
+    expect(claude.out).toContain(
+      "fix: check the server, or a proxy in front of the gateway, that compresses its answers",
+    );
   });
 
   it("checks a deepagents route by the route its hook, init's curl command, takes, as send posts", async () => {

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { brotliCompressSync, deflateSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forwardProxy } from "../support/forward-proxy.js";
 import { refusingPort } from "../support/loopback.js";
@@ -55,6 +56,10 @@ beforeAll(async () => {
       // A web server at the URL that is not hookgate (a site's catch-all, a login page): a 200.
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<!DOCTYPE html><title>Sign in</title>");
+    } else if (req.url?.startsWith("/coded")) {
+      // A proxy in front of the gateway that compresses twice: a list of codings.
+      res.writeHead(200, { "content-encoding": "deflate, br" });
+      res.end(brotliCompressSync(deflateSync(DENY)));
     } else if (req.url?.startsWith("/slow")) {
       // never answers
     } else {
@@ -234,6 +239,18 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     });
     expect(exempt).toMatchObject({ code: 0, stdout: DENY });
     expect(proxy.seen).toHaveLength(2);
+  });
+
+  it("prints a compressed answer as the route's client reads it: decoded for deepcode, none for Claude Code", async () => {
+    // axios decodes one coding, undici's fetch a list: send decoded the list for every route, so it
+    // printed a decision the Claude Code hook never read (a hook error, the tool call let through).
+    const deepcode = await runCli(["send", "--url", `${stubUrl}/coded/v1/hooks/deepcode`], "{}", {});
+    expect(deepcode.stdout).toBe(DENY);
+    const claude = await runCli(["send", "--url", `${stubUrl}/coded/v1/hooks/claude-code`], "{}", {});
+    expect(claude.stdout).toBe("");
+    expect(claude.stderr).toContain(
+      "it comes in Content-Encoding deflate, br, which Claude Code's http client (axios) does not decode: check the server, or a proxy in front of the gateway, that compresses its answers; the agent gets no answer",
+    );
   });
 
   it("posts on a deepagents route as its hook, init's curl command, goes: http_proxy, never HTTP_PROXY", async () => {

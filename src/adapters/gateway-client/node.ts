@@ -7,7 +7,7 @@
  */
 import { type ClientRequest, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { codingsOf, flatHeaders, MOST_CODINGS, undecodedAs } from "../../core/answer-headers.js";
+import { flatHeaders, undecodedAs } from "../../core/answer-headers.js";
 import { errorMessage } from "../../core/errors.js";
 import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 
@@ -22,6 +22,54 @@ export interface GatewayRequest {
   readonly maxBytes?: number;
   /** A forward proxy's URL to go through (proxied.ts), as the agent's http hooks to the gateway go. */
   readonly proxy?: string;
+  /** Whose reading of a compressed answer to take (default axios, Claude Code's). */
+  readonly reader?: AnswerReader;
+}
+
+/**
+ * The http client whose reading of an answer's content codings `send` and `doctor` take, as the
+ * agent's hook would read it (that is what `send` shows): axios, Claude Code's (clients.md §2.1),
+ * undici's fetch, deepcode's (§9), or curl without --compressed, deepagents' hook (init's command).
+ */
+export type AnswerReader = "axios" | "fetch" | "curl";
+
+/** The reader of a route's client: Claude Code's for a route that names none. */
+export function answerReader(dialect: string | undefined): AnswerReader {
+  if (dialect === "deepcode") return "fetch";
+  return dialect?.startsWith("deepagents") ? "curl" : "axios";
+}
+
+const READER_NAME: Record<AnswerReader, string> = {
+  axios: "Claude Code's http client (axios)",
+  fetch: "deepcode's http client (undici's fetch)",
+  curl: "deepagents' hook (curl, run without --compressed)",
+};
+
+/** undici's fetch fails an answer that names more content codings than this. */
+const FETCH_MAX_CODINGS = 5;
+
+export const CODING_FIX = "check the server, or a proxy in front of the gateway, that compresses its answers";
+
+/**
+ * Why an answer that is no JSON object may be so: a coding the agent's client left on it, its
+ * Content-Encoding as `decodedAnswer` kept it (one the reader does not decode), or a
+ * Transfer-Encoding other than chunked, which Node's http client and undici read to the
+ * connection's end and hand on as it came, as curl does without --tr-encoding.
+ */
+export function leftCoded(
+  headers: Readonly<Record<string, string>>,
+  reader: AnswerReader,
+): string | undefined {
+  const transfer = (headers["transfer-encoding"] ?? "")
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== "" && c !== "chunked");
+  if (transfer.length > 0)
+    return `it comes in Transfer-Encoding ${transfer.join(", ")}, which no agent's http client decodes`;
+  const content = headers["content-encoding"];
+  return content
+    ? `it comes in Content-Encoding ${content}, which ${READER_NAME[reader]} does not decode`
+    : undefined;
 }
 
 export interface GatewayResponse {
@@ -98,13 +146,12 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
           response.on("error", fail);
           response.on("end", () => {
             // A rejection (node:zlib not loading) is a failure like any other, never unhandled.
-            decodedAnswer(
-              response.statusCode ?? 0,
-              flatHeaders(response.headers),
-              Buffer.concat(chunks),
-              url,
-              maxBytes,
-            ).then(settle, fail);
+            const answer = {
+              status: response.statusCode ?? 0,
+              headers: flatHeaders(response.headers),
+              body: Buffer.concat(chunks),
+            };
+            decodedAnswer(answer, url, maxBytes, request.reader ?? "axios").then(settle, fail);
           });
         },
       );
@@ -119,55 +166,82 @@ export function gatewayRequest(request: GatewayRequest): Promise<GatewayResult> 
 }
 
 /**
- * The answer, its body decoded from the content codings its headers name: Claude Code's http
- * client (axios) decodes gzip, deflate and br (clients.md §2.1), so `send` prints, and `doctor`
- * reads, what the agent's hook would have read. `send` asks for no coding, but a server or a proxy
- * in front of the gateway may compress all the same. node:zlib is loaded only for such an answer.
- * `via` names the proxy it came through: the answer may be that proxy's own (its block page).
+ * The answer, its body decoded from the content codings its headers name, as `reader` decodes
+ * them (`codingsRead`), so that `send` prints, and `doctor` reads, what the agent's hook would
+ * have read. `send` asks for no coding, but a server or a proxy in front of the gateway may
+ * compress all the same. node:zlib is loaded only for such an answer. `via` names the proxy it
+ * came through: the answer may be that proxy's own (its block page).
  */
 export async function decodedAnswer(
-  status: number,
-  headers: Record<string, string>,
-  body: Buffer,
+  answer: { status: number; headers: Record<string, string>; body: Buffer },
   url: URL,
   maxBytes: number,
+  reader: AnswerReader,
   via?: string,
 ): Promise<GatewayResult> {
+  const { status, headers, body } = answer;
   const route = via === undefined ? "" : ` (${via})`;
-  const codings = codingsOf(headers["content-encoding"], "Content-Encoding").reverse();
-  // More than MOST_CODINGS, as the egress guard reads them: each is decoded whole on this thread,
-  // past the timeout's reach.
-  if (codings.length === 0 || codings.length > MOST_CODINGS)
-    return { ok: true, response: { status, headers, body: body.toString("utf8") } };
+  const asCame: GatewayResult = { ok: true, response: { status, headers, body: body.toString("utf8") } };
+  const codings = codingsRead(reader, status, headers["content-encoding"] ?? "");
+  if (codings === "too many")
+    return {
+      ok: false,
+      error: `the answer from ${url.href} (HTTP ${status})${route} names ${headers["content-encoding"]?.split(",").length} content codings, more than ${READER_NAME.fetch} decodes (${FETCH_MAX_CODINGS}), and the hook fails`,
+      fix: CODING_FIX,
+    };
+  // None it decodes: the body as it came, its header kept to say so (leftCoded).
+  if (codings.length === 0) return asCame;
   const zlib = await import("node:zlib");
+  // Both clients flush what they have at the end of the body, as curl does, so an empty or cut
+  // short one is read as far as it goes, not failed.
   const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: maxBytes };
-  const decoders: Record<string, ((b: Buffer) => Buffer) | undefined> = {
+  const brotli = { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH, maxOutputLength: maxBytes };
+  const decoders: Record<string, (b: Buffer) => Buffer> = {
     gzip: (b) => zlib.gunzipSync(b, flush),
-    "x-gzip": (b) => zlib.gunzipSync(b, flush),
-    // Raw deflate data (no zlib header, whose first byte is 0x78) is read as axios reads it: some
-    // servers send `deflate` so, and the agent's hook had its answer where send failed.
+    // axios gives compress to zlib's unzip too, which fails on LZW data as the agent's hook does.
+    compress: (b) => zlib.unzipSync(b, flush),
+    // Raw deflate data (no zlib header, whose first byte is 0x78) is read as axios and undici read
+    // it: some servers send `deflate` so, and the agent's hook had its answer where send failed.
     deflate: (b) => (b[0] === 0x78 ? zlib.inflateSync(b, flush) : zlib.inflateRawSync(b, flush)),
-    br: (b) => zlib.brotliDecompressSync(b, { maxOutputLength: maxBytes }),
+    br: (b) => zlib.brotliDecompressSync(b, brotli),
   };
   let decoded = body;
   for (const coding of codings) {
-    const decode = Object.hasOwn(decoders, coding) ? decoders[coding] : undefined;
-    // A coding it does not know: the body as it came, its header kept to say so.
-    if (decode === undefined) return { ok: true, response: { status, headers, body: body.toString("utf8") } };
     try {
-      decoded = decode(decoded);
+      decoded = (decoders[coding.replace(/^x-/, "")] as (b: Buffer) => Buffer)(decoded);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
         return { ok: false, error: `the answer from ${url.href}${route} is larger than the client accepts` };
       return {
         ok: false,
         error: `the answer from ${url.href} (HTTP ${status})${route} ${undecodedAs(coding, e, "Content-Encoding")}`,
-        fix: "check the server, or a proxy in front of the gateway, that compresses its answers",
+        fix: CODING_FIX,
       };
     }
   }
   const { "content-encoding": _, "content-length": __, ...rest } = headers;
   return { ok: true, response: { status, headers: rest, body: decoded.toString("utf8") } };
+}
+
+/**
+ * The codings `reader` decodes of an answer's Content-Encoding, in the order it decodes them;
+ * none where it reads the body as it came. axios (its http adapter) decodes one, the header's
+ * whole value (gzip, x-gzip, compress, x-compress, deflate, br), and none of a 204's. undici's
+ * fetch decodes a list, last first (gzip, x-gzip, deflate, br), none where one is another (or
+ * empty), none of a 101, 204, 205 or 304, and fails on more than 5. curl, without --compressed,
+ * decodes none. zstd, which newer axios and undici decode where Node has it, is left coded.
+ */
+function codingsRead(reader: AnswerReader, status: number, header: string): string[] | "too many" {
+  const value = header.trim().toLowerCase();
+  if (value === "" || reader === "curl") return [];
+  if (reader === "axios") {
+    const one = ["gzip", "x-gzip", "compress", "x-compress", "deflate", "br"];
+    return status !== 204 && one.includes(value) ? [value] : [];
+  }
+  if ([101, 204, 205, 304].includes(status)) return [];
+  const codings = value.split(",").map((c) => c.trim());
+  if (codings.length > FETCH_MAX_CODINGS) return "too many";
+  return codings.every((c) => ["gzip", "x-gzip", "deflate", "br"].includes(c)) ? codings.reverse() : [];
 }
 
 function describeFailure(e: unknown, url: URL): { error: string; fix?: string } {

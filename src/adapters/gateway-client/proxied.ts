@@ -68,14 +68,8 @@ export async function proxiedRequest(
       }
       chunks.push(chunk);
     }
-    return await decodedAnswer(
-      res.statusCode,
-      flatHeaders(res.headers),
-      Buffer.concat(chunks),
-      url,
-      maxBytes,
-      via,
-    );
+    const answer = { status: res.statusCode, headers: flatHeaders(res.headers), body: Buffer.concat(chunks) };
+    return await decodedAnswer(answer, url, maxBytes, request.reader ?? "axios", via);
   } catch (e) {
     if (signal.aborted) {
       return { ok: false, error: `${url.href} did not answer within ${request.timeoutMs / 1000} s (${via})` };
