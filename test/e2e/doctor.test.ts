@@ -318,16 +318,21 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(loopback.code, loopback.out).toBe(0);
     expect(loopback.asked).toEqual(["localhost"]);
     // deepagents' curl adapter has no such lookup; a proxy connects in the agent's place; an
-    // address written in the URL is never looked up.
+    // address written in the URL is never looked up: Node connects to it without the lookup the
+    // agent gives, so deepcode's refusal of 0/8 never meets `http://0.0.0.0` (undici 7, checked),
+    // which reaches this machine, as a gateway started on all addresses prints it.
     for (const [url, env] of [
       [`http://localhost:${port}/v1/hooks/deepagents`, { HOOKGATE_AUTH: TOKEN }],
       [`http://localhost:${port}/v1/hooks/claude-code`, { HTTPS_PROXY: "http://127.0.0.1:9" }],
       [`${server.url}/v1/hooks/claude-code`, {}],
+      [`http://0.0.0.0:${port}/v1/hooks/deepcode`, {}],
     ] as const) {
       const run = await doctor(url, ["10.0.0.5"], env);
       expect(run.asked, url).toEqual([]);
       expect(run.out).not.toMatch(/address:/);
     }
+    const unspecified = await doctor(`http://0.0.0.0:${port}/v1/hooks/deepcode`, []);
+    expect(unspecified.code, unspecified.out).toBe(0);
   });
 
   it("reads the sample's compressed answer as the route's client reads it", async () => {
