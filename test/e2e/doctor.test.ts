@@ -384,6 +384,16 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       `hookgate doctor: gateway ${server.url}, hook ${hookUrl} (deepagents), direct, as its hook's curl goes (curl reads no HTTP_PROXY, only http_proxy for an http URL)`,
     );
     expect(proxy.seen).toHaveLength(3);
+    // A proxy on another machine reaches its own loopback: curl's hook fails there, as an http hook does.
+    const stranded = await runCli(["doctor", "--url", hookUrl], "", {
+      HOOKGATE_AUTH: TOKEN,
+      http_proxy: "http://proxy.corp.invalid:3128",
+    });
+    expect(stranded.code).toBe(1);
+    expect(lines(stranded.stdout)[0]).toMatch(
+      /^✗ proxy: deepagents' curl posts to 127\.0\.0\.1 through the proxy at proxy\.corp\.invalid:3128, as NO_PROXY does not exempt it/,
+    );
+    expect(stranded.stdout).toContain("fix: add 127.0.0.1 to NO_PROXY in the shell that starts the agent");
   });
 
   it("checks through the proxy the agent's http hooks go through, as send posts, and says which route it took", async () => {
