@@ -67,7 +67,7 @@ export function leftCoded(
   if (transfer.length > 0)
     return `it comes in Transfer-Encoding ${transfer.join(", ")}, which no agent's http client decodes`;
   const content = headers["content-encoding"];
-  return content
+  return content && content.trim().toLowerCase() !== "identity"
     ? `it comes in Content-Encoding ${content}, which ${READER_NAME[reader]} does not decode`
     : undefined;
 }
@@ -181,7 +181,6 @@ export async function decodedAnswer(
 ): Promise<GatewayResult> {
   const { status, headers, body } = answer;
   const route = via === undefined ? "" : ` (${via})`;
-  const asCame: GatewayResult = { ok: true, response: { status, headers, body: body.toString("utf8") } };
   const codings = codingsRead(reader, status, headers["content-encoding"] ?? "");
   if (codings === "too many")
     return {
@@ -190,7 +189,7 @@ export async function decodedAnswer(
       fix: CODING_FIX,
     };
   // None it decodes: the body as it came, its header kept to say so (leftCoded).
-  if (codings.length === 0) return asCame;
+  if (codings.length === 0) return { ok: true, response: { status, headers, body: body.toString("utf8") } };
   const zlib = await import("node:zlib");
   // Both clients flush what they have at the end of the body, as curl does, so an empty or cut
   // short one is read as far as it goes, not failed.
