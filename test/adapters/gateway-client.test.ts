@@ -291,6 +291,13 @@ describe("gatewayRequest", () => {
     },
   );
 
+  it("says of no coding left on an answer whose Content-Encoding is identity: it names none", () => {
+    expect(leftCoded({ "content-encoding": "identity" }, "axios")).toBeUndefined();
+    expect(leftCoded({ "content-encoding": "zstd" }, "fetch")).toBe(
+      "it comes in Content-Encoding zstd, which deepcode's http client (undici's fetch) does not decode",
+    );
+  });
+
   it("leaves a Transfer-Encoding gzip answer coded, as every agent's client does, and says so", async () => {
     // Node's http client and undici read a transfer coding other than chunked to the connection's
     // end and hand its bytes on; curl does without --tr-encoding. The agent reads no JSON.
