@@ -33,7 +33,7 @@ import {
 } from "../adapters/log/guarded-stream.js";
 import { batchLines, createJsonLogger, scrubLines } from "../adapters/log/json-lines.js";
 import { createPrometheusRegistry } from "../adapters/metrics/prometheus.js";
-import { loadPolicyFileText, PolicyLoadError, readJsonText } from "../adapters/policy-source/file.js";
+import { loadPolicyFileText, PolicyLoadError, readPolicyText } from "../adapters/policy-source/file.js";
 import {
   CHECK_MS as JOURNAL_CHECK_MS,
   type JournalWriter,
@@ -123,8 +123,8 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   /** The file's policy, loaded; undefined for a reload that finds the running policy's text. */
   const load = async (reload: boolean): Promise<Result<LoadedPolicy, PolicyIssue[]> | undefined> => {
     // A regular file only: a FIFO at the path would hold this reload, and every one after it.
-    const text = await readJsonText(options.policyPath, { filesOnly: true });
-    if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
+    const text = await readPolicyText(options.policyPath, { filesOnly: true });
+    if (!text.ok) return err([text.error]);
     // The same text compiles to the running policy: serve's environment is fixed when it starts,
     // so its "env:NAME" values are the same too. Compiled again, it logged its warnings again and
     // gave each thread's egress a new connection pool (one per policy), on every SIGHUP a deploy

@@ -479,9 +479,11 @@ describe("hookgate check", () => {
 
   it("names a file it cannot read once, with why, as replay names one; replay takes stdin once", async () => {
     const missing = join(dir, "no-such-policy.json");
+    // Before, "cannot read …: ENOENT: no such file or directory" and "invalid (1 problem)": a
+    // newcomer's first check, of a policy not yet written, was told neither that nor how to write one.
     expect(await runCli(["check", missing])).toEqual({
       code: 1,
-      stdout: `error: $: cannot read ${missing}: ENOENT: no such file or directory\n${missing}: invalid (1 problem)\n`,
+      stdout: `error: $: ${missing} does not exist; a policy is a JSON file you write: copy the example that comes with hookgate (examples/policy.json), make its rules your team's, and run hookgate check on it\n${missing}: no such file\n`,
       stderr: "",
     });
     const records = join(dir, "no-such-records.jsonl");

@@ -1,6 +1,8 @@
 /** Reads a policy file from disk and loads it; the Node and CLI way to get a Policy. */
-import { constants, type Stats } from "node:fs";
+import { constants, existsSync, type Stats } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
+import { isAbsolute, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { systemReason } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
 import { err, ok, type Result } from "../../core/result.js";
@@ -13,9 +15,41 @@ export async function loadPolicyFile(
   deps: PolicyDeps,
   options?: ReadOptions,
 ): Promise<Result<LoadedPolicy, PolicyIssue[]>> {
-  const text = await readJsonText(path, options);
-  if (!text.ok) return err([{ severity: "error", path: "$", message: text.error }]);
+  const text = await readPolicyText(path, options);
+  if (!text.ok) return err([text.error]);
   return loadPolicyFileText(path, text.value, deps);
+}
+
+/**
+ * A policy file's text, or the one problem at its root that says why there is none. Where no file
+ * is, it says how to make one: a newcomer's first command names a policy not yet written.
+ */
+export async function readPolicyText(
+  path: string,
+  options?: ReadOptions,
+): Promise<Result<string, PolicyIssue>> {
+  const text = await readJsonText(path, options);
+  if (text.ok) return text;
+  const message = text.error === notThere(path) ? noPolicyThere(path) : text.error;
+  return err({ severity: "error", path: "$", message });
+}
+
+/** What readJsonText says of a path where no file is (ENOENT). */
+const notThere = (path: string) => `${path} does not exist`;
+
+function noPolicyThere(path: string): string {
+  return `${notThere(path)}; a policy is a JSON file you write: copy the example that comes with hookgate (${examplePolicy()}), make its rules your team's, and run hookgate check on it`;
+}
+
+/**
+ * Where the example policy is, as a path from the working directory where it is below it (a
+ * clone's examples/policy.json, an install's node_modules/hookgate/examples/policy.json).
+ */
+function examplePolicy(): string {
+  const file = fileURLToPath(new URL("../../../examples/policy.json", import.meta.url));
+  if (!existsSync(file)) return "examples/policy.json in its package";
+  const below = relative(process.cwd(), file);
+  return below.startsWith("..") || isAbsolute(below) ? file : below;
 }
 
 /** A policy file's text, read with readJsonText, loaded: its problems said as loadPolicyFile says them. */
@@ -120,6 +154,7 @@ export async function readJsonText(
       await handle.close();
     }
   } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return err(notThere(path));
     return err(`cannot read ${path}: ${systemReason(e)}`);
   }
   const text = strictUtf8(bytes);
@@ -190,5 +225,8 @@ export function formatIssues(issues: readonly PolicyIssue[]): string {
  * cannot read is one problem, at `$`.
  */
 export function invalidPolicyReport(path: string, issues: readonly PolicyIssue[]): string {
+  // No file is not an invalid one: its one problem says so, and how to write one.
+  if (issues.length === 1 && issues[0]?.message === noPolicyThere(path))
+    return `${formatIssues(issues)}\n${path}: no such file\n`;
   return `${formatIssues(issues)}\n${path}: invalid (${issues.length} problem${issues.length > 1 ? "s" : ""})\n`;
 }
