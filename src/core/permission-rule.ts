@@ -72,7 +72,11 @@ export function parsePermissionRule(text: string): Result<PermissionRule, string
   if (!split.ok) return split;
   const { name, specifier } = split.value;
   const target = name.startsWith("mcp__") ? mcpTarget(name, specifier) : toolTarget(name, specifier);
-  if (!target.ok) return err(`"${text}": ${target.error}`);
+  if (!target.ok) {
+    // A message that starts with the entry itself (a name that is the whole entry) says it once.
+    const named = target.error.startsWith(`"${text.trim()}" `);
+    return err(named ? target.error : `"${text}": ${target.error}`);
+  }
   return ok({ source: text, target: target.value });
 }
 
@@ -122,12 +126,9 @@ function mcpTarget(name: string, specifier: string | undefined): Result<RuleTarg
 
 function toolTarget(name: string, specifier: string | undefined): Result<RuleTarget, string> {
   if (!TOOL_NAME.test(name)) {
-    // `Bash rm -rf *`: a tool that reads a specifier, and one written without the parentheses.
-    const [, tool = "", rest] = /^(\S+)\s+(.+)$/s.exec(name) ?? [];
-    const reads = ["Bash", "WebFetch", "WebSearch"].includes(tool) || Object.hasOwn(PATH_RULE_TOOLS, tool);
-    const meant = specifier === undefined && rest !== undefined && reads ? `: write "${tool}(${rest})"` : "";
+    const meant = specifier === undefined ? meantRule(name) : undefined;
     return err(
-      `"${name}" is not a tool name; a tool name is letters, digits, "_" and "-" (Bash, Read, mcp__server__tool)${meant}`,
+      `"${name}" is not a tool name; a tool name is letters, digits, "_" and "-" (Bash, Read, mcp__server__tool)${meant === undefined ? "" : `: write "${meant}"`}`,
     );
   }
   const pathTools = Object.hasOwn(PATH_RULE_TOOLS, name) ? PATH_RULE_TOOLS[name] : undefined;
@@ -145,6 +146,18 @@ function toolTarget(name: string, specifier: string | undefined): Result<RuleTar
   // Other tools have no specifier grammar in Claude Code. We match it against a string
   // `command`, the one input field whose meaning is the same across agent tools, and nothing else.
   return ok({ kind: "text", tool: name, field: "command", pattern: compileGlob(specifier) });
+}
+
+/**
+ * The rule a first policy's entry without parentheses means: a tool that reads a specifier and
+ * its specifier after a space or a colon (`Bash rm -rf *`, `Bash:rm *`), or a bare command, which
+ * starts with a lower-case word where a tool name starts with a capital (`rm -rf *`, `git push *`).
+ */
+function meantRule(text: string): string | undefined {
+  const [, tool = "", rest] = /^([^\s:]+)(?:\s+|:)(.+)$/s.exec(text) ?? [];
+  const reads = ["Bash", "WebFetch", "WebSearch"].includes(tool) || Object.hasOwn(PATH_RULE_TOOLS, tool);
+  if (rest !== undefined && reads) return `${tool}(${rest.trim()})`;
+  return /^[a-z][\w.-]*\s/.test(text) ? `Bash(${text})` : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

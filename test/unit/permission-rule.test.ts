@@ -43,6 +43,10 @@ describe("parsePermissionRule", () => {
     // A first policy's `Bash rm -rf *`, its specifier written without the parentheses.
     ["Bash rm -rf *", /not a tool name.*: write "Bash\(rm -rf \*\)"$/],
     ["Read ./.env", /not a tool name.*: write "Read\(\.\/\.env\)"$/],
+    // A bare command, and a specifier after a colon: both are a Bash rule's.
+    ["rm -rf *", /not a tool name.*: write "Bash\(rm -rf \*\)"$/],
+    ["git push --force", /not a tool name.*: write "Bash\(git push --force\)"$/],
+    ["Bash:rm *", /not a tool name.*: write "Bash\(rm \*\)"$/],
     ["Bash*", /not a tool name/],
     ["mcp__", /not an MCP tool name/],
     ["mcp__github__create(x)", /MCP rules take no specifier/],
@@ -55,6 +59,13 @@ describe("parsePermissionRule", () => {
     const parsed = parsePermissionRule(text);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.error).toMatch(message);
+  });
+
+  it.each(["rm -rf *", "Bash rm -rf *", " Ba sh "])("names %j once, not again after itself", (text) => {
+    // Before, `"rm -rf *": "rm -rf *" is not a tool name`.
+    const parsed = parsePermissionRule(text);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.error.split(`"${text.trim()}"`)).toHaveLength(2);
   });
 
   it.each([
