@@ -89,6 +89,14 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
       "$.defaults.deadlineMs",
       `is above ${MAX_DEADLINE_MS} ms and is capped there unless a request's x-hookgate-timeout says its hook waits longer: Claude Code lets an action through when an http hook takes longer than its timeout, 600 s by default, less the ${DEADLINE_MARGIN_MS} ms hookgate keeps for the answer`,
     );
+  if (deadline !== undefined && deadline < FEWEST_PLAUSIBLE_MS)
+    warn(
+      "$.defaults.deadlineMs",
+      inSeconds(
+        deadline,
+        "no model or team server answers a prompt or forward rule that fast (a deadline under 50 ms is raised to 50), so each would answer its onError",
+      ),
+    );
   const denyAll = unconditionalDenies(policy);
   const teams = teamsOf(policy.document);
   for (const rule of policy.rules) {
@@ -97,6 +105,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintMatcherCase(rule, warn);
     lintMatcherNamesNoTool(rule, warn);
     lintMatcherNamesNothing(rule, warn);
+    lintMatcherSlashes(rule, warn);
     lintMatcherClientValues(rule, warn);
     lintWhereTypes(rule, warn);
     lintWhereToolNameCase(rule, warn);
@@ -113,6 +122,10 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereAlwaysOrNever(rule, warn);
     lintStopLoopOnError(rule, policy, warn);
     lintTimeoutPastDeadline(rule, policy, warn);
+    lintTimeoutInSeconds(rule, warn);
+    lintDeniesEveryTool(rule, warn);
+    lintWhereSlashRegex(rule, warn);
+    lintWhereCommandGlob(rule, warn);
   }
   lintInlineSecrets(policy, warn);
   lintForwardHeaderVariables(policy, warn, env);
@@ -412,6 +425,13 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
         `"${ifRule.source}" names a Windows drive as ${posix.drive}; a Windows client's C:\\x is read as /c/x, as Claude Code reads it, so it matches no Windows path: write "${posix.rule}"`,
       );
     }
+    const spacedPrefix = target.kind === "bash" ? legacyPrefixAfterSpace(ifRule.source) : undefined;
+    if (spacedPrefix !== undefined) {
+      warn(
+        at,
+        `"${ifRule.source}" ends in ":*" after a space, which is read as the legacy prefix form, "${spacedPrefix} *": every ${spacedPrefix}, whatever follows, not a word that starts with ":"; write "Bash(${spacedPrefix} *)" for that, or "Bash(${spacedPrefix} :* *)" for a word that starts with ":" (git push origin :branch)`,
+      );
+    }
     const tool = target.kind === "tool" ? target.name : target.kind === "text" ? target.tool : undefined;
     if (tool === undefined) continue;
     const known = miscasedTool(tool);
@@ -430,6 +450,18 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
       );
     }
   }
+}
+
+/**
+ * The command before a Bash pattern's `:*` written after a space (`Bash(git push :*)`), or
+ * undefined. Claude Code's legacy `prefix:*` is read as `prefix *` wherever it ends a pattern
+ * (permission-rule.ts), so a `:*` meant as a word of its own (a refspec that deletes a branch)
+ * silently widens the rule to every such command.
+ */
+function legacyPrefixAfterSpace(source: string): string | undefined {
+  const specifier = source.slice(source.indexOf("(") + 1, source.lastIndexOf(")"));
+  const prefix = /^([\s\S]*\S)\s+:\*\s*$/.exec(specifier)?.[1];
+  return prefix?.trimStart();
 }
 
 /** The subagent tools, whose input names the agent it starts in `subagent_type`. */
@@ -1630,6 +1662,127 @@ function lintTimeoutPastDeadline(
     `${rule.path}.${action.kind}.timeoutMs`,
     `is ${own} ms, longer than ${which}: the call is given up at the request's deadline, before its timeoutMs, and the rule answers its onError; raise defaults.deadlineMs (below the hook's timeout) or lower timeoutMs`,
   );
+}
+
+/**
+ * Below this, a time in milliseconds was written in seconds (`"deadlineMs": 5`, as a hook's
+ * `timeout` in the client's settings is written): no model or team server answers so fast.
+ */
+const FEWEST_PLAUSIBLE_MS = 100;
+
+/** What check says of a time under FEWEST_PLAUSIBLE_MS, and what to write for that many seconds. */
+const inSeconds = (ms: number, consequence: string) =>
+  `is ${ms} ms, and ${consequence}: it counts milliseconds, where a hook's "timeout" in the client's settings counts seconds; write ${ms * 1000} for ${ms} s`;
+
+/** A prompt or forward rule's `timeoutMs` written in seconds: its call always times out. */
+function lintTimeoutInSeconds(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const action = rule.action;
+  if ((action.kind !== "prompt" && action.kind !== "forward") || rule.mode === "off") return;
+  const own = action.kind === "prompt" ? rule.document.prompt?.timeoutMs : rule.document.forward?.timeoutMs;
+  if (own === undefined || own >= FEWEST_PLAUSIBLE_MS) return;
+  warn(
+    `${rule.path}.${action.kind}.timeoutMs`,
+    inSeconds(
+      own,
+      `no ${action.kind === "prompt" ? "model" : "team server"} answers that fast, so the rule would answer its onError every time`,
+    ),
+  );
+}
+
+/**
+ * An enforcing deny on PreToolUse with no condition but its `on`: no matcher, `if`, `where` or
+ * `teams`. Every tool call of every session is denied, reads and searches too, so the agent can do
+ * nothing but write its answer: a first policy's deny written without the condition it meant.
+ */
+function lintDeniesEveryTool(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const action = rule.action;
+  if (rule.mode !== "enforce" || action.kind !== "decide") return;
+  if (rule.events !== "*" && !rule.events.includes("PreToolUse")) return;
+  if (honouredDecision("PreToolUse", action.decision) !== "deny") return;
+  if (rule.matcher !== undefined || rule.ifRules || rule.where.length > 0 || rule.teams) return;
+  warn(
+    rule.path,
+    `has no condition but its "on", so it denies every tool call of every session (Read, Grep and Edit as well as Bash), and the agent can do nothing but write; to deny some calls, name them with a "matcher" ("Bash"), an "if" ("Bash(rm -rf *)") or a "where" (a freeze of every tool is written as it is)`,
+  );
+}
+
+/** A regex between slashes as JavaScript writes one: its pattern and the flags after it. */
+const SLASH_DELIMITED = /^\/([\s\S]+)\/([dgimsuyv]*)$/;
+/** What only a regex means: an anchor just inside the slashes, or a space or a class escape. */
+const REGEX_ONLY = /^\^|(?<!\\)\$$|\s|\\[sSdDwWbB]/;
+
+/**
+ * A `where` regex written between slashes, as JavaScript writes one (`/rm -rf/`, `/^rm/i`): the
+ * whole string is the pattern (RE2), so its slashes are characters the value must hold and its
+ * flags letters after the last, and it matches none of the commands it was written for. A path
+ * between slashes (`/node_modules/`, `/\.git/`) is a pattern that means what it says, so only one
+ * with flags, an anchor just inside its slashes, a space or `\s`, `\d`, `\w`, `\b` is told, with
+ * the pattern to write (its `i`, `m` and `s` as a leading flag group, which RE2 reads).
+ */
+function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const { inner, nots } = underNots(condition);
+    const regex = inner !== null && typeof inner === "object" ? (inner as WhereOperator).regex : undefined;
+    const slashed = regex === undefined ? undefined : slashDelimited(regex);
+    if (slashed === undefined || (slashed.flags === "" && !REGEX_ONLY.test(slashed.body))) continue;
+    warn(
+      `${wherePath(rule, key, nots)}.regex`,
+      `${JSON.stringify(regex)} ${betweenSlashes(slashed)}, so it matches only where ${fieldName(rule, key)} holds them too: write ${JSON.stringify(slashed.meant)}`,
+    );
+  }
+}
+
+/**
+ * A matcher written between slashes (`/Bash/`, `/bash/i`): no tool name, nor any other value a
+ * matcher is checked against, holds a "/", so it never matches.
+ */
+function lintMatcherSlashes(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  const source = rule.document.matcher;
+  const slashed = source === undefined ? undefined : slashDelimited(source);
+  if (slashed === undefined || rule.matcher === undefined || rule.matcher(slashed.body)) return;
+  warn(
+    `${rule.path}.matcher`,
+    `${JSON.stringify(source)} ${betweenSlashes(slashed)}, which no value a matcher reads holds (a tool name, an event's source or type): write ${JSON.stringify(slashed.meant)}`,
+  );
+}
+
+interface SlashDelimited {
+  readonly body: string;
+  readonly flags: string;
+  /** The pattern meant: the body, with its `i`, `m` and `s` as a leading flag group, which RE2 reads. */
+  readonly meant: string;
+}
+
+function slashDelimited(regex: string): SlashDelimited | undefined {
+  const [, body = "", flags = ""] = SLASH_DELIMITED.exec(regex) ?? [];
+  if (body === "") return undefined;
+  const kept = [...flags].filter((flag) => "ims".includes(flag)).join("");
+  return { body, flags, meant: `${kept === "" ? "" : `(?${kept})`}${body}` };
+}
+
+const betweenSlashes = ({ flags }: SlashDelimited) =>
+  `is written between slashes, as JavaScript writes a regex; here the whole string is the pattern, its "/"s${flags === "" ? "" : ` and the "${flags}" after the last`} included`;
+
+/** A Bash call's command, as a `where` key names it (deepagents' legacy `tool_args` too). */
+const COMMAND_KEY = /^(?:tool_input|tool_args)\.command$/;
+
+/**
+ * A `where` glob with a wildcard on a Bash command: a glob reads its value as a path (where.ts),
+ * so its `*` stops at a `/`, and `rm -rf *` matches `rm -rf build` but not `rm -rf /tmp/x`, a
+ * deny so written letting through the very commands it names. An `if` Bash pattern's `*` spans
+ * anything, and reads each subcommand through wrappers.
+ */
+function lintWhereCommandGlob(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    if (!COMMAND_KEY.test(key)) continue;
+    const { inner, nots } = underNots(condition);
+    const glob = inner !== null && typeof inner === "object" ? (inner as WhereOperator).glob : undefined;
+    if (glob === undefined || !/[*?[]/.test(glob)) continue;
+    warn(
+      `${wherePath(rule, key, nots)}.glob`,
+      `${JSON.stringify(glob)} reads the command as a path: its "*" and "?" stop at a "/", so it matches no command with a "/" where they stand (a path such as /tmp/x); write "if": ${JSON.stringify(`Bash(${glob})`)}, whose "*" spans anything, or a "regex"`,
+    );
+  }
 }
 
 function hasPath(value: unknown, segments: readonly string[]): boolean {

@@ -2147,16 +2147,19 @@ describe("lintPolicy: a where glob written with Windows separators", () => {
       `$.rules[1].where["tool_input.file_path"].not.glob: "**\\\\.env" has "\\.", which a glob reads as ".": ${meaning}; for a "." itself, drop the "\\" (a glob's "." is one)`,
     ]);
     // Not a path: a command's "\\n" meant as the two characters is written "\\\\n", which the
-    // warning says, where the "if" rule it names reads no command.
+    // warning says, where the "if" rule it names reads no command. (That a glob's "*" stops at a
+    // "/" in a command is a warning of its own.)
     expect(
-      await warningsFor([
-        {
-          id: "n",
-          on: "PreToolUse",
-          where: { "tool_input.command": { glob: "printf *\\n*" } },
-          decide: "deny",
-        },
-      ]),
+      (
+        await warningsFor([
+          {
+            id: "n",
+            on: "PreToolUse",
+            where: { "tool_input.command": { glob: "printf *\\n*" } },
+            decide: "deny",
+          },
+        ])
+      ).filter((w) => !w.includes("reads the command as a path")),
     ).toEqual([
       `$.rules[0].where["tool_input.command"].glob: "printf *\\\\n*" has "\\n", which a glob reads as "n": ${meaning}`,
     ]);
@@ -2322,5 +2325,140 @@ describe("lintPolicy: an inline URL that carries its credential", () => {
         .filter((w) => w.message.startsWith("carries a credential"))
         .map((w) => w.path),
     ).toEqual(["$.models.judge.url", "$.sinks.siem.url", "$.sinks.flow.url", "$.rules[0].forward.url"]);
+  });
+});
+
+describe("lintPolicy: a first policy's mistakes that loaded without a word", () => {
+  const onBash = (where: Record<string, unknown>) => ({
+    id: JSON.stringify(where),
+    on: "PreToolUse",
+    matcher: "Bash",
+    where,
+    decide: "deny",
+  });
+
+  it("says a where regex written between slashes, as JavaScript writes one, and what to write", async () => {
+    // Before, "/rm -rf/" loaded silently and matched only a command holding its slashes.
+    const warnings = await warningsFor([
+      onBash({ "tool_input.command": { regex: "/rm -rf/" } }),
+      onBash({ "tool_input.command": { not: { regex: "/^rm\\s+-rf/i" } } }),
+      onBash({ "tool_input.command": { regex: "/sudo/" } }),
+      // A path between slashes means what it says.
+      {
+        id: "p",
+        on: "PreToolUse",
+        matcher: "Write",
+        where: { "tool_input.file_path": { regex: "/\\.git/" } },
+        decide: "deny",
+      },
+      {
+        id: "q",
+        on: "PreToolUse",
+        matcher: "Write",
+        where: { "tool_input.file_path": { regex: "/node_modules/" } },
+        decide: "deny",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("between slashes"))).toEqual([
+      `$.rules[0].where["tool_input.command"].regex: "/rm -rf/" is written between slashes, as JavaScript writes a regex; here the whole string is the pattern, its "/"s included, so it matches only where Bash's tool_input.command holds them too: write "rm -rf"`,
+      `$.rules[1].where["tool_input.command"].not.regex: "/^rm\\\\s+-rf/i" is written between slashes, as JavaScript writes a regex; here the whole string is the pattern, its "/"s and the "i" after the last included, so it matches only where Bash's tool_input.command holds them too: write "(?i)^rm\\\\s+-rf"`,
+    ]);
+  });
+
+  it("says a matcher written between slashes", async () => {
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", matcher: "/Bash/", decide: "ask" },
+      { id: "b", on: "PreToolUse", matcher: "/write|edit/i", decide: "ask" },
+      { id: "c", on: "PreToolUse", matcher: "Bash", decide: "ask" },
+    ]);
+    expect(
+      warnings
+        .filter((w) => w.includes("between slashes"))
+        .map((w) => w.replace(/ is written.*: write/, ": write")),
+    ).toEqual([
+      '$.rules[0].matcher: "/Bash/": write "Bash"',
+      '$.rules[1].matcher: "/write|edit/i": write "(?i)write|edit"',
+    ]);
+  });
+
+  it("says a deadline or a timeout written in seconds", async () => {
+    // Before, "deadlineMs": 5 loaded silently, and every prompt rule answered its onError.
+    const policy = async (deadlineMs: number, timeoutMs: number) =>
+      lintPolicy(
+        await policyFrom({
+          version: 1,
+          auth: { tokens: [] },
+          defaults: { deadlineMs },
+          models: { m: { provider: "anthropic", model: "claude-haiku-4-5", apiKey: "env:K" } },
+          rules: [
+            {
+              id: "j",
+              on: "PreToolUse",
+              matcher: "Write",
+              prompt: { text: "ok if safe", model: "m", timeoutMs },
+            },
+            {
+              id: "f",
+              on: "PreToolUse",
+              matcher: "Bash",
+              forward: { url: "https://policy.example/hook", timeoutMs },
+            },
+          ],
+        }),
+      )
+        .filter((w) => w.message.includes("counts milliseconds"))
+        .map((w) => `${w.path}: ${w.message}`);
+    expect(await policy(5, 4)).toEqual([
+      `$.defaults.deadlineMs: is 5 ms, and no model or team server answers a prompt or forward rule that fast (a deadline under 50 ms is raised to 50), so each would answer its onError: it counts milliseconds, where a hook's "timeout" in the client's settings counts seconds; write 5000 for 5 s`,
+      `$.rules[0].prompt.timeoutMs: is 4 ms, and no model answers that fast, so the rule would answer its onError every time: it counts milliseconds, where a hook's "timeout" in the client's settings counts seconds; write 4000 for 4 s`,
+      `$.rules[1].forward.timeoutMs: is 4 ms, and no team server answers that fast, so the rule would answer its onError every time: it counts milliseconds, where a hook's "timeout" in the client's settings counts seconds; write 4000 for 4 s`,
+    ]);
+    expect(await policy(100, 100)).toEqual([]);
+  });
+
+  it("says a deny of every tool call, with no condition but its on", async () => {
+    const warnings = await warningsFor([
+      { id: "all", on: "PreToolUse", decide: "deny", reason: "no" },
+      { id: "star", on: "*", decide: "block" },
+      { id: "bash", on: "PreToolUse", matcher: "Bash", decide: "deny" },
+      { id: "rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny" },
+      { id: "cwd", on: "PreToolUse", where: { cwd: { startsWith: "/srv" } }, decide: "deny" },
+      { id: "ask", on: "PreToolUse", decide: "ask" },
+      { id: "trial", on: "PreToolUse", mode: "shadow", decide: "deny" },
+      { id: "stop", on: "Stop", where: { stop_hook_active: false }, decide: "block" },
+    ]);
+    expect(warnings.filter((w) => w.includes("denies every tool call")).map((w) => w.split(":")[0])).toEqual([
+      "$.rules[0]",
+      "$.rules[1]",
+    ]);
+  });
+
+  it("says a Bash pattern whose :* follows a space is the legacy prefix form", async () => {
+    // Before, "Bash(git push origin :*)" loaded silently as "git push origin *": every push to origin.
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", if: ["Bash(git push origin :*)", "Bash(npm run:*)"], decide: "ask" },
+      { id: "b", on: "PreToolUse", if: "Bash(git push :* *)", decide: "ask" },
+    ]);
+    expect(warnings.filter((w) => w.includes(":*"))).toEqual([
+      `$.rules[0].if[0]: "Bash(git push origin :*)" ends in ":*" after a space, which is read as the legacy prefix form, "git push origin *": every git push origin, whatever follows, not a word that starts with ":"; write "Bash(git push origin *)" for that, or "Bash(git push origin :* *)" for a word that starts with ":" (git push origin :branch)`,
+    ]);
+  });
+
+  it("says a where glob on a Bash command, whose * stops at a /", async () => {
+    // Before, {"glob": "rm -rf *"} loaded silently, and let `rm -rf /tmp/x` through.
+    const warnings = await warningsFor([
+      onBash({ "tool_input.command": { glob: "rm -rf *" } }),
+      onBash({ "tool_input.command": { glob: "npm test" } }),
+      {
+        id: "w",
+        on: "PreToolUse",
+        matcher: "Write",
+        where: { "tool_input.file_path": { glob: "**/*.env" } },
+        decide: "deny",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("reads the command as a path"))).toEqual([
+      `$.rules[0].where["tool_input.command"].glob: "rm -rf *" reads the command as a path: its "*" and "?" stop at a "/", so it matches no command with a "/" where they stand (a path such as /tmp/x); write "if": "Bash(rm -rf *)", whose "*" spans anything, or a "regex"`,
+    ]);
   });
 });
