@@ -453,6 +453,24 @@ function valueMeant(at: unknown, values: readonly unknown[]): string {
   return meant === undefined ? "" : `: did you mean ${JSON.stringify(meant)}?`;
 }
 
+/**
+ * What to write for a field that takes one value (`"version": 1`) and has none, or has it quoted
+ * (`"1"`): "must be 1" said neither that it was missing nor, of `"1"`, what differs.
+ */
+function oneLiteral(
+  issue: z.core.$ZodIssue,
+  path: readonly PropertyKey[],
+  present: boolean,
+  at: unknown,
+): string | undefined {
+  if (issue.code !== "invalid_value" || issue.values.length !== 1) return undefined;
+  const written = JSON.stringify(issue.values[0]);
+  if (!present) return `is required: write "${String(path.at(-1))}": ${written}`;
+  if (typeof at === "string" && typeof issue.values[0] !== "string" && at.trim() === written)
+    return `must be ${written}: write ${written}, without quotes`;
+  return undefined;
+}
+
 /** zod/mini ships no message locale (it would grow the Worker bundle); say it in our own words. */
 function schemaIssue(issue: z.core.$ZodIssue, document: unknown): PolicyIssue {
   const { path, message } = explained(issue, [], document);
@@ -485,6 +503,8 @@ function explained(
   const { present, at } = valueAt(document, path);
   if (!present && (issue.code === "invalid_union" || issue.code === "invalid_type"))
     return { path, message: "is required" };
+  const literal = oneLiteral(issue, path, present, at);
+  if (literal !== undefined) return { path, message: literal };
   // `on` and `if` take a list, so a matcher is written as one too: POLICY.md's matcher names
   // several tools joined with `|`. "*" matches everything only alone: in "*|Write" it is a part
   // read as a regular expression, which does not compile.

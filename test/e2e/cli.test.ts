@@ -69,7 +69,7 @@ describe("hookgate check", () => {
     expect(await runCli(["check", "examples/policy.test.json"])).toEqual({
       code: 1,
       stdout:
-        'error: $.version: must be 1\nerror: $.rules: is required\nerror: $: unknown keys "description", "client", "team", "cases"\n' +
+        'error: $.version: is required: write "version": 1\nerror: $.rules: is required\nerror: $: unknown keys "description", "client", "team", "cases"\n' +
         "examples/policy.test.json: invalid (3 problems)\n" +
         'examples/policy.test.json holds "cases", so it is a cases file, not a policy: run hookgate test POLICY examples/policy.test.json\n',
       stderr: "",

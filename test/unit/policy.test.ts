@@ -1171,6 +1171,15 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("says a version left out or quoted, and what to write", async () => {
+    // Before, "must be 1" of both: of "1", which reads as 1, and of a file with no version at all.
+    expect(await messagesOf({ version: "1" })).toEqual(["$.version: must be 1: write 1, without quotes"]);
+    const { version: _, ...unversioned } = { version: 1, rules: [] };
+    expect(await problemsOf(unversioned)).toEqual([
+      { severity: "error", path: "$.version", message: 'is required: write "version": 1' },
+    ]);
+  });
+
   it("says a missing id or sink url is required, not of the wrong type", async () => {
     expect(
       await messagesOf({
