@@ -81,3 +81,23 @@ describe("readJsonText", () => {
     expect(loop.ok ? "" : loop.error).toMatch(/^cannot read .*loop-a: ELOOP/);
   });
 });
+
+describe("loadPolicyFile's near misses", () => {
+  it("names the key another format's word for it means, which no typo distance reaches", async () => {
+    // Before, `unknown key "message"` and the like, with no word of what to write.
+    const file = join(dir, "other-words.json");
+    const rule = {
+      id: "r",
+      on: "PreToolUse",
+      tool: "Bash",
+      when: { cwd: "/srv" },
+      action: "deny",
+      message: "no",
+    };
+    writeFileSync(file, JSON.stringify({ version: 1, rules: [rule] }));
+    const loaded = await loadPolicyFile(file, deps);
+    expect(loaded.ok ? [] : loaded.error.map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
+      '$.rules[0]: unknown keys "tool", "when", "action", "message" (did you mean "matcher" for "tool", "where" for "when", "decide" for "action", "reason" for "message"?)',
+    ]);
+  });
+});

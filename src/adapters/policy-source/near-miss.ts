@@ -25,7 +25,7 @@ export async function withNearMisses(issues: PolicyIssue[], document?: unknown):
     if (keys === undefined || path === undefined) return issue;
     const known = compatible(path, valueAt(document, path), keysAt(root, root, path, document));
     const meant = keys.flatMap((key) => {
-      const near = nearestName(key, known);
+      const near = nearestName(key, known) ?? otherToolsWord(key, known);
       if (near === undefined) return [];
       return [keys.length === 1 ? `"${near}"` : `"${near}" for "${key}"`];
     });
@@ -48,6 +48,30 @@ function compatible(path: readonly (string | number)[], value: unknown, known: s
   if (held === undefined) return absent;
   const others = new Set<string>(RULE_ACTIONS.filter((group) => group !== held).flat());
   return absent.filter((key) => !others.has(key));
+}
+
+/**
+ * A rule's keys as other hook and policy formats name them, which no edit distance reaches: a
+ * first policy's `"message"` for the reason (as a Claude Code hook's own answer words it), its
+ * `"action"` or `"effect"` for `decide`, its `"event"` for `on`, its `"when"` for `where`.
+ */
+const OTHER_TOOLS_WORDS: Readonly<Record<string, string>> = {
+  message: "reason",
+  action: "decide",
+  effect: "decide",
+  event: "on",
+  events: "on",
+  when: "where",
+  condition: "where",
+  conditions: "where",
+  tool: "matcher",
+  tools: "matcher",
+};
+
+/** The key of `known` that another format's word for it, `key`, means. */
+function otherToolsWord(key: string, known: readonly string[]): string | undefined {
+  const meant = Object.hasOwn(OTHER_TOOLS_WORDS, key) ? OTHER_TOOLS_WORDS[key] : undefined;
+  return meant !== undefined && known.includes(meant) ? meant : undefined;
 }
 
 /** The document's value at `path`, if it has one. */
