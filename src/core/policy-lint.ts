@@ -425,6 +425,13 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
         `"${ifRule.source}" names a Windows drive as ${posix.drive}; a Windows client's C:\\x is read as /c/x, as Claude Code reads it, so it matches no Windows path: write "${posix.rule}"`,
       );
     }
+    const system = target.kind === "path" ? systemFolderFromProjectRoot(ifRule.source) : undefined;
+    if (system !== undefined) {
+      warn(
+        at,
+        `"${ifRule.source}" starts with one "/", which is the project root (the event's cwd), as in Claude Code's rules, so it names ${system.path} inside the project, not the system's; for the absolute path write "${system.rule}"`,
+      );
+    }
     const spacedPrefix = target.kind === "bash" ? legacyPrefixAfterSpace(ifRule.source) : undefined;
     if (spacedPrefix !== undefined) {
       warn(
@@ -450,6 +457,22 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
       );
     }
   }
+}
+
+/** The folders at the top of a macOS or Linux file system, which no project holds by those names. */
+const SYSTEM_FOLDER =
+  /^\/(?:etc|usr|var|tmp|opt|bin|sbin|lib|root|home|Users|private|proc|sys|dev|mnt|srv|Volumes)(?:\/|$)/;
+
+/**
+ * A path rule written as an absolute system path with one `/` (`Read(/etc/passwd)`), with the path
+ * and the rule written with `//`. One `/` anchors at the project root (permission-rule.ts, as
+ * Claude Code reads it), so such a deny covers `<project>/etc/passwd` and lets the file through.
+ */
+function systemFolderFromProjectRoot(source: string): { path: string; rule: string } | undefined {
+  const open = source.indexOf("(");
+  const specifier = source.slice(open + 1, source.lastIndexOf(")")).trim();
+  if (!SYSTEM_FOLDER.test(specifier)) return undefined;
+  return { path: specifier, rule: `${source.slice(0, open).trim()}(/${specifier})` };
 }
 
 /**

@@ -2444,6 +2444,23 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
   });
 
+  it("says a path rule with one / before a system folder names it inside the project", async () => {
+    // Before, "Read(/etc/passwd)" loaded silently and denied <project>/etc/passwd alone.
+    const warnings = await warningsFor([
+      { id: "a", on: "PreToolUse", if: ["Read(/etc/passwd)", "Edit( /Users/dev/.ssh/** )"], decide: "deny" },
+      {
+        id: "b",
+        on: "PreToolUse",
+        if: ["Read(//etc/passwd)", "Read(/config/**)", "Read(/etcetera)"],
+        decide: "deny",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("project root"))).toEqual([
+      `$.rules[0].if[0]: "Read(/etc/passwd)" starts with one "/", which is the project root (the event's cwd), as in Claude Code's rules, so it names /etc/passwd inside the project, not the system's; for the absolute path write "Read(//etc/passwd)"`,
+      `$.rules[0].if[1]: "Edit( /Users/dev/.ssh/** )" starts with one "/", which is the project root (the event's cwd), as in Claude Code's rules, so it names /Users/dev/.ssh/** inside the project, not the system's; for the absolute path write "Edit(//Users/dev/.ssh/**)"`,
+    ]);
+  });
+
   it("says a where glob on a Bash command, whose * stops at a /", async () => {
     // Before, {"glob": "rm -rf *"} loaded silently, and let `rm -rf /tmp/x` through.
     const warnings = await warningsFor([
