@@ -556,7 +556,12 @@ function explained(
     const meant = issue.keys.flatMap((k) => {
       const negated = negatedOperator(k);
       const near = meantOperator(k, valueAt(at, [k]).at, at);
-      const shown = negated !== undefined ? `{"not": {"${negated}": …}}` : near && `"${near}"`;
+      const shown =
+        negated !== undefined
+          ? `{"not": {"${negated}": …}}`
+          : k === "flags"
+            ? flagsInside(at)
+            : near && `"${near}"`;
       return shown === undefined ? [] : [issue.keys.length === 1 ? shown : `${shown} for "${k}"`];
     });
     const nested =
@@ -753,6 +758,16 @@ function meantOperator(key: string, value: unknown, held: unknown): string | und
   const operators: readonly string[] = WHERE_OPERATORS;
   const condition = isRecord(value) && Object.keys(value).some((k) => operators.includes(k));
   return condition && near !== "not" ? undefined : near;
+}
+
+/**
+ * A `regex` with its flags beside it (`"flags": "i"`, as JavaScript's RegExp takes them), written
+ * with them inside, as a leading group RE2 reads (`(?i)`); undefined for any other condition.
+ */
+function flagsInside(held: unknown): string | undefined {
+  if (!isRecord(held) || typeof held.regex !== "string" || typeof held.flags !== "string") return undefined;
+  const kept = [...held.flags].filter((flag) => "ims".includes(flag)).join("");
+  return `{"regex": ${JSON.stringify(`${kept === "" ? "" : `(?${kept})`}${held.regex}`)}}`;
 }
 
 /**

@@ -1016,6 +1016,29 @@ describe("schema messages that say what to fix (a hunt)", () => {
     ]);
   });
 
+  it("writes a regex's flags given beside it inside it, as RE2 reads them", async () => {
+    // Before, `unknown key "flags"` alone: JavaScript's RegExp takes its flags so.
+    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
+    expect(
+      await messagesOf({
+        rules: [
+          {
+            id: "a",
+            on: "PreToolUse",
+            decide: "deny",
+            where: {
+              "tool_input.command": { regex: "rm -rf", flags: "gi" },
+              cwd: { glob: "/srv/**", flags: "i" },
+            },
+          },
+        ],
+      }),
+    ).toEqual([
+      `$.rules[0].where["tool_input.command"]: unknown key "flags" (did you mean {"regex": "(?i)rm -rf"}?): a where condition is a literal or an object with one of ${operators}`,
+      `$.rules[0].where.cwd: unknown key "flags": a where condition is a literal or an object with one of ${operators}`,
+    ]);
+  });
+
   it("names no operator the condition already has as the one a mistyped key means", async () => {
     // `{"regex": "^/srv", "regx": "b"}` was told `did you mean "regex"?`: renamed so, the
     // condition would hold "regex" twice.
