@@ -126,6 +126,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintDeniesEveryTool(rule, warn);
     lintWhereSlashRegex(rule, warn);
     lintWhereCommandGlob(rule, warn);
+    lintWhereContainsList(rule, warn);
   }
   lintInlineSecrets(policy, warn);
   lintForwardHeaderVariables(policy, warn, env);
@@ -1804,6 +1805,28 @@ function lintWhereCommandGlob(rule: CompiledRule, warn: (path: string, message: 
     warn(
       `${wherePath(rule, key, nots)}.glob`,
       `${JSON.stringify(glob)} reads the command as a path: its "*" and "?" stop at a "/", so it matches no command with a "/" where they stand (a path such as /tmp/x); write "if": ${JSON.stringify(`Bash(${glob})`)}, whose "*" spans anything, or a "regex"`,
+    );
+  }
+}
+
+/**
+ * A `contains` of a list on a field clients send as a string (`{"contains": ["rm", "-rf"]}`): on a
+ * string it looks for one text (where.ts), so a list never holds there. It was meant as "any of
+ * these", which a regex of them joined with `|` says.
+ */
+function lintWhereContainsList(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const { inner, nots } = underNots(condition);
+    if (inner === null || typeof inner !== "object" || !("contains" in inner)) continue;
+    const needle = (inner as WhereOperator).contains;
+    if (!Array.isArray(needle) || needle.length === 0 || !needle.every((item) => typeof item === "string"))
+      continue;
+    const types = declaredTypes(rule, key.split("."));
+    if (types === undefined || !types.every((type) => type === "string")) continue;
+    const anyOf = needle.map((text) => text.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")).join("|");
+    warn(
+      `${wherePath(rule, key, nots)}.contains`,
+      `is a list, and clients send ${fieldName(rule, key)} as a string, in which "contains" looks for one text, ${neverUnder(nots, '"contains"', key.startsWith("tool_input."))}: for any of these texts write {"regex": ${JSON.stringify(anyOf)}}`,
     );
   }
 }

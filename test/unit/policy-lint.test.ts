@@ -2461,6 +2461,24 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
   });
 
+  it("says a contains of a list on a string field, which looks for one text", async () => {
+    // Before, {"contains": ["rm", "-rf"]} loaded silently and never held on a command.
+    const warnings = await warningsFor([
+      onBash({ "tool_input.command": { contains: ["rm", "-rf", "a.b"] } }),
+      onBash({ "tool_input.command": { contains: "rm" } }),
+      {
+        id: "list",
+        on: "UserPromptSubmit",
+        where: { prompt: { not: { contains: ["secret"] } } },
+        decide: "block",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes('"contains" looks for one text'))).toEqual([
+      `$.rules[0].where["tool_input.command"].contains: is a list, and clients send Bash's tool_input.command as a string, in which "contains" looks for one text, so this never holds on a call that carries its input: for any of these texts write {"regex": "rm|-rf|a\\\\.b"}`,
+      `$.rules[2].where.prompt.not.contains: is a list, and clients send prompt as a string, in which "contains" looks for one text, so "contains" never holds and its "not" holds on every event: this condition tests nothing: for any of these texts write {"regex": "secret"}`,
+    ]);
+  });
+
   it("says a where glob on a Bash command, whose * stops at a /", async () => {
     // Before, {"glob": "rm -rf *"} loaded silently, and let `rm -rf /tmp/x` through.
     const warnings = await warningsFor([
