@@ -265,8 +265,9 @@ export const SQS_ANSWER_TIMEOUT_MS = 5_000;
  * Its calls are signed for the region `queueUrl` names, as `hookgate dlq`'s are: the SDK sends
  * each to the queue URL's host but signed for the function's own region (AWS_REGION, which Lambda
  * sets and reserves), so SQS refused every call to a queue of another region, an HTTP function
- * deployed nearer its team than the queue's stack losing every notification. A URL that names
- * none (a VPC endpoint's) keeps the function's region.
+ * deployed nearer its team than the queue's stack losing every notification. A VPC endpoint's
+ * URL names its region too (`queueUrlRegion`); one that names none (a local server's) keeps the
+ * function's region.
  */
 export async function createLambdaSqsClient(
   config: SQSClientConfig = {},

@@ -11,8 +11,19 @@ describe("queueUrlRegion", () => {
     // The dual-stack (IPv6) endpoints.
     ["https://sqs.eu-central-1.api.aws/123456789012/jobs", "eu-central-1"],
     ["https://sqs-fips.us-east-2.api.aws/123456789012/jobs", "us-east-2"],
-    // The legacy global host (us-east-1), a local server, another host: no region named.
-    ["https://queue.amazonaws.com/123456789012/jobs", undefined],
+    // A VPC endpoint's hosts, regional and zonal, name the region of the SQS they reach.
+    ["https://vpce-0a1b2c3d-4e5f6a7b.sqs.eu-west-1.vpce.amazonaws.com/123456789012/jobs", "eu-west-1"],
+    [
+      "https://vpce-0a1b2c3d-4e5f6a7b-eu-west-1a.sqs.eu-west-1.vpce.amazonaws.com/123456789012/jobs",
+      "eu-west-1",
+    ],
+    ["https://vpce-0a1b2c3d-4e5f6a7b.sqs.cn-north-1.vpce.amazonaws.com.cn/123456789012/jobs", "cn-north-1"],
+    // The legacy global host is us-east-1's.
+    ["https://queue.amazonaws.com/123456789012/jobs", "us-east-1"],
+    // A port written out is no part of the host.
+    ["https://sqs.eu-west-1.amazonaws.com:443/123456789012/jobs", "eu-west-1"],
+    // A local server, another host: no region named.
+    ["https://vpce-0a1b2c3d.sqs.eu-west-1.vpce.amazonaws.com.example.test/1/jobs", undefined],
     ["http://127.0.0.1:9324/000000000000/jobs", undefined],
     ["https://sqs.eu-west-1.amazonaws.com.example.test/1/jobs", undefined],
     ["https://sqs.eu-west-1.api.aws.example.test/1/jobs", undefined],

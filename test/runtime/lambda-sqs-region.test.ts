@@ -53,11 +53,16 @@ describe("the Lambda functions' SQS client", () => {
     ]);
   });
 
-  it("signs for the function's own region a queue URL that names none (a VPC endpoint's, a local server's)", async () => {
+  it("signs a call through a VPC endpoint of another region for the endpoint's region", async () => {
+    // The endpoint's host names its region; read as none, the call was signed for the function's.
     expect(
       await signedRegionsFor(
-        "https://vpce-0a1b2c3d-4e5f6a7b.sqs.us-east-1.vpce.amazonaws.com/123456789012/jobs",
+        "https://vpce-0a1b2c3d-4e5f6a7b.sqs.eu-west-1.vpce.amazonaws.com/123456789012/jobs",
       ),
-    ).toEqual(["us-east-1"]);
+    ).toEqual(["eu-west-1"]);
+  });
+
+  it("signs for the function's own region a queue URL that names none (a local server's)", async () => {
+    expect(await signedRegionsFor("http://127.0.0.1:9324/000000000000/jobs")).toEqual(["us-east-1"]);
   });
 });

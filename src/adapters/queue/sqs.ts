@@ -1040,13 +1040,18 @@ export async function readRedrivePolicy(
 
 /**
  * The region of an AWS queue URL (`https://sqs.eu-west-1.amazonaws.com/…`, the FIPS, China and dual-stack (`sqs.REGION.api.aws`)
- * hosts, the legacy `eu-west-1.queue.amazonaws.com`), or undefined for another host.
+ * hosts, the legacy `eu-west-1.queue.amazonaws.com`), or undefined for another host. A VPC
+ * endpoint's host (`vpce-….sqs.REGION.vpce.amazonaws.com`) names the region of the SQS it reaches
+ * too, and the legacy global `queue.amazonaws.com` is us-east-1's: read as none, a call to either
+ * was signed for AWS_REGION (a Lambda function's own, a shell's profile), which SQS refuses for
+ * a queue of another region. A port written out (`:443`) is no part of the host.
  */
 export function queueUrlRegion(url: string): string | undefined {
-  const host = /^https?:\/\/([^/]+)/i.exec(url)?.[1]?.toLowerCase();
+  const host = /^https?:\/\/([^/:]+)(?::\d*)?(?:\/|$)/i.exec(url)?.[1]?.toLowerCase();
+  if (host === "queue.amazonaws.com") return "us-east-1";
   const match =
     host &&
-    /^(?:(?:sqs(?:-fips)?\.([a-z0-9-]+)|([a-z0-9-]+)\.queue)\.amazonaws\.com(?:\.cn)?|sqs(?:-fips)?\.([a-z0-9-]+)\.api\.aws)$/.exec(
+    /^(?:(?:(?:vpce-[a-z0-9-]+\.)?sqs(?:-fips)?\.([a-z0-9-]+)(?:\.vpce)?|([a-z0-9-]+)\.queue)\.amazonaws\.com(?:\.cn)?|sqs(?:-fips)?\.([a-z0-9-]+)\.api\.aws)$/.exec(
       host,
     );
   return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
