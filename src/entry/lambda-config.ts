@@ -224,7 +224,9 @@ export function refuseEvent(logger: Logger, event: unknown, message: string): ne
 /**
  * Whether an SQS record's `eventSourceARN` (`arn:aws:sqs:REGION:ACCOUNT:NAME`) is the queue at
  * `url`: AWS's `https://sqs.REGION.amazonaws.com/ACCOUNT/NAME` (its FIPS, China, dual-stack,
- * legacy and VPC endpoint hosts name the region too) or a local server's
+ * legacy and VPC endpoint hosts name the region too, and the legacy global `queue.amazonaws.com`
+ * is us-east-1's: read as naming none, another region's queue of the same account and name (a
+ * stage deployed there) was taken for it) or a local server's
  * `http://127.0.0.1:PORT/ACCOUNT/NAME`, whose host names no region, so only the account and the
  * name are compared. The URL is read once, for every record of a batch.
  */
@@ -238,7 +240,10 @@ export function isArnOfQueueAt(url: string): (arn: unknown) => boolean {
   } catch {
     return () => false;
   }
-  const hostRegion = host.split(".").find((label) => /^[a-z]{2,4}(?:-[a-z]+)+-\d+$/.test(label));
+  const hostRegion =
+    host === "queue.amazonaws.com"
+      ? "us-east-1"
+      : host.split(".").find((label) => /^[a-z]{2,4}(?:-[a-z]+)+-\d+$/.test(label));
   return (arn) => {
     // A hand-made test event may carry none.
     if (typeof arn !== "string") return false;

@@ -1617,6 +1617,9 @@ describe("the Lambda SQS handler", () => {
     ],
     ["arn:aws:sqs:eu-west-1:210987654321:dlq", "https://sqs.eu-west-1.amazonaws.com/123456789012/dlq", false],
     ["arn:aws:sqs:eu-west-2:123456789012:dlq", "https://sqs.eu-west-1.amazonaws.com/123456789012/dlq", false],
+    // The legacy global host is us-east-1's: a queue of that name in another region is another.
+    ["arn:aws:sqs:us-east-1:123456789012:dlq", "https://queue.amazonaws.com/123456789012/dlq", true],
+    ["arn:aws:sqs:eu-west-1:123456789012:dlq", "https://queue.amazonaws.com/123456789012/dlq", false],
     [
       "arn:aws:sqs:eu-west-1:123456789012:dlq",
       "https://sqs.eu-west-1.amazonaws.com/123456789012/my-dlq",
