@@ -240,14 +240,50 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  * dropping it first would leave unmatched, and one inside a secret hides it from the first scrub.
  * The policy keeps each secret also without all of them (collectSecrets), but that is not what
  * `withoutControlsButLines` leaves of one that holds a tab, a newline or a joiner besides:
- * test/unit/policy-secrets.test.ts.
+ * test/unit/policy-secrets.test.ts. A line end inside a secret is kept, as a newline, so the last
+ * scrub also reads the text as if its lines were one (`scrubAcrossNewlines`).
  */
 export function scrubbedWithout(
   text: string,
   secrets: readonly string[],
   strip: (text: string) => string = withoutControlsButLines,
 ): string {
-  return scrubSecrets(strip(scrubSecrets(text, secrets)), secrets);
+  return scrubAcrossNewlines(scrubSecrets(strip(scrubSecrets(text, secrets)), secrets), secrets);
+}
+
+/**
+ * `text` with each known secret that newlines split masked, with the newlines inside it: the
+ * agent's texts write a carriage return or a line separator as a newline, where dropping it once
+ * joined the secret for the scrub, and a server that wraps its lines splits one just the same.
+ */
+function scrubAcrossNewlines(text: string, secrets: readonly string[]): string {
+  if (secrets.length === 0 || !text.includes("\n")) return text;
+  const joined = text.replaceAll("\n", "");
+  if (!needlesOf(secrets).some((needle) => joined.includes(needle))) return text;
+  // Where each character of the joined text stands in the text.
+  const at: number[] = [];
+  for (let i = 0; i < text.length; i++) if (text[i] !== "\n") at.push(i);
+  const spans: [start: number, end: number][] = [];
+  for (const needle of needlesOf(secrets)) {
+    if (needle.length === 0) continue;
+    for (const found of occurrences(joined, needle))
+      spans.push([at[found] as number, (at[found + needle.length - 1] as number) + 1]);
+  }
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let from = 0;
+  for (const [start, end] of spans) {
+    if (end <= from) continue;
+    out += start >= from ? `${text.slice(from, start)}${MASK}` : "";
+    from = end;
+  }
+  return out + text.slice(from);
+}
+
+/** Where each occurrence of `needle` in `text` starts, none overlapping. */
+function* occurrences(text: string, needle: string): Generator<number> {
+  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) yield at;
 }
 
 /** `text` with each of the secrets' needles that it holds masked by `mask`, longest first. */

@@ -296,6 +296,53 @@ describe("Policy.secrets", () => {
     },
   );
 
+  it.each([
+    ["a carriage return", "\r"],
+    ["a CRLF", "\r\n"],
+    ["a NEL", "\u0085"],
+    ["a line separator", "\u2028"],
+    ["a paragraph separator", "\u2029"],
+    ["a newline", "\n"],
+  ])("masks a value that %s splits in a forward's texts and a model's reason", async (_, lineEnd) => {
+    const value = "Qm7vX2pL9rT4wZ8kN3";
+    const policy = await policyFrom(
+      { version: 1, models: { m: { provider: "anthropic", model: "x", apiKey: "env:KEY" } }, rules: [] },
+      { KEY: value },
+    );
+    // Each line end reaches the agent as a newline (withoutControlsButLines); dropped, as a
+    // carriage return or a line separator was, it joined the value for the scrub after.
+    const split = `${value.slice(0, 8)}${lineEnd}${value.slice(8)}`;
+    expect(scrubbedWithout(`token ${split} refused`, policy.secrets)).toBe(`token ${MASK} refused`);
+    const forward = JSON.stringify({
+      hookSpecificOutput: {
+        hookEventName: "PreToolUse",
+        permissionDecision: "deny",
+        permissionDecisionReason: `token ${split} refused`,
+      },
+    });
+    expect(parseForwardResponse("r1", 200, forward, "PreToolUse", "claude-code", policy.secrets)).toEqual({
+      ok: true,
+      value: { ruleId: "r1", decision: "deny", reason: `token ${MASK} refused` },
+    });
+    const judged = parseJudgeResponse(
+      "anthropic",
+      200,
+      JSON.stringify({
+        type: "message",
+        content: [{ type: "text", text: JSON.stringify({ ok: false, reason: `it sends ${split} out` }) }],
+        stop_reason: "end_turn",
+      }),
+      policy.secrets,
+    );
+    expect(judged).toEqual({ ok: true, value: { ok: false, reason: `it sends ${MASK} out` } });
+  });
+
+  it("keeps the line ends around a masked value, and masks none that only lines joined would spell", () => {
+    const secrets = ["Qm7vX2pL9rT4wZ8kN3"];
+    expect(scrubbedWithout("one\r\nQm7vX2pL9rT4wZ8kN3\rtwo", secrets)).toBe(`one\n${MASK}\ntwo`);
+    expect(scrubbedWithout("Qm7vX2pL\nanother line", secrets)).toBe("Qm7vX2pL\nanother line");
+  });
+
   it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {
     const short = await policyFrom(
       {
