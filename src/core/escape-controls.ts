@@ -18,7 +18,12 @@ const CONTROLS = new RegExp(CLASS, "g");
 /** The same class, for the test that leaves text with none as it is (faster than a replace). */
 const ANY_CONTROL = new RegExp(CLASS);
 
-const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+/** `c` as `\uXXXX`, a character past U+FFFF (a tag) as the escapes of its surrogate pair. */
+const escaped = (c: string) => {
+  let out = "";
+  for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
+  return out;
+};
 
 /** `text` with each of those characters written `\uXXXX`; the same string when it has none. */
 export function escapeControls(text: string): string {
@@ -26,27 +31,36 @@ export function escapeControls(text: string): string {
 }
 
 /**
- * Of those, the bidirectional ones (the overrides, the isolates and the direction marks) and the
- * zero-width ones but the joiners (the zero-width space, the word joiner, the BOM).
+ * The characters a text shows nothing of (Unicode's default-ignorable ones): the bidirectional
+ * overrides, isolates and direction marks, the zero-width ones (space, joiners, word joiner, BOM),
+ * and the others a chat shows as nothing just the same: the invisible operators (U+2061 to
+ * U+2064), the soft hyphen, the combining grapheme joiner, the Hangul fillers, the Mongolian
+ * vowel separator, the variation selectors and the tag characters. `r\u2063m` reads `rm` as
+ * `r\u200bm` does.
  */
-const INVISIBLE_CONTROLS = /[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
-/** Those and the zero-width joiner and non-joiner. */
-const INVISIBLE_CONTROLS_AND_JOINERS = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+const INVISIBLE_CONTROLS_AND_JOINERS = /\p{Default_Ignorable_Code_Point}/gu;
+/**
+ * Those but the joiners and the variation selectors, which words need: Persian and the Indic
+ * scripts write with the joiners, and an emoji is joined by them and given its colours by U+FE0F.
+ */
+const INVISIBLE_CONTROLS =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is matched alone, to be kept.
+  /(?![\u200c\u200d\ufe00-\ufe0f\u{e0100}-\u{e01ef}])\p{Default_Ignorable_Code_Point}/gu;
 
 /**
- * `text` with only the bidirectional overrides, isolates and direction marks and the zero-width
- * characters but the joiners written `\uXXXX`: for the words of a chat message (Slack, Discord),
- * where line breaks are the message's own but one of these would make a command read as another
- * (Trojan Source, CVE-2021-42574), or a name as the one it is not (`r\u200bm` reads `rm`). A mark
- * shows nothing, and turns the digits and punctuation beside it right to left: a name's `10.20`
- * may read `20.10`. The joiners stay, as `withoutControlsButLines` keeps them: words need them.
+ * `text` with only the invisible characters but the joiners and variation selectors written
+ * `\uXXXX`: for the words of a chat message (Slack, Discord), where line breaks are the message's
+ * own but one of these would make a command read as another (Trojan Source, CVE-2021-42574), or a
+ * name as the one it is not (`r\u200bm` reads `rm`). A mark shows nothing, and turns the digits
+ * and punctuation beside it right to left: a name's `10.20` may read `20.10`. The joiners stay, as
+ * `withoutControlsButLines` keeps them: words need them.
  */
 export function escapeInvisibleControls(text: string): string {
   return text.replace(INVISIBLE_CONTROLS, escaped);
 }
 
 /**
- * `escapeInvisibleControls` and the joiners written `\uXXXX` too: for what a chat message shows
+ * `escapeInvisibleControls` and the joiners and variation selectors written `\uXXXX` too: for what a chat message shows
  * as code (a command, a path, a session id), which must read as exactly what runs.
  */
 export function escapeInvisibleCode(text: string): string {

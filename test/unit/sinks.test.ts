@@ -475,6 +475,41 @@ describe("buildSinkRequest: chat text that hides a character", () => {
     expect(text.replaceAll("\\\\\\\\", "\\\\")).toContain("19\\\\u200b11b19");
   });
 
+  // Each shows nothing in Slack and Discord alike: `r\u2063m` (an invisible separator), `r\u00adm`
+  // (a soft hyphen), a variation selector or a tag character read as `rm` too.
+  it.each(sinks)("%o writes each other default-ignorable character as its \\u escape", async (sink) => {
+    const hidden = [
+      "\u2061",
+      "\u2063",
+      "\u2064",
+      "\u00ad",
+      "\u034f",
+      "\u180e",
+      "\u3164",
+      "\u206f",
+      "\ufe0f",
+      "\u{e0072}",
+    ];
+    const n = notification({
+      reason: `r${hidden.slice(0, 8).join("")}m \u{e0072}`,
+      event: { ...notification().event, tool_input: { command: `r${hidden.join("")}m -rf /` } },
+    });
+    const text = await strings(sink, n);
+    for (const invisible of hidden) expect(text).not.toContain(invisible);
+    expect(text.replaceAll("\\\\\\\\", "\\\\")).toContain(
+      "r\\\\u2061\\\\u2063\\\\u2064\\\\u00ad\\\\u034f\\\\u180e\\\\u3164\\\\u206f\\\\ufe0f\\\\udb40\\\\udc72m",
+    );
+  });
+
+  // An emoji's presentation selector is part of the words of a reason or message.
+  it.each(sinks)(
+    "%o keeps an emoji's variation selector in the words of a reason or message",
+    async (sink) => {
+      const words = "done \u2764\ufe0f";
+      expect(await strings(sink, notification({ reason: words }))).toContain(words);
+    },
+  );
+
   // Persian writes with the non-joiner, a family emoji is joined by the joiner: in the agent's
   // words they stay as they are, where no command runs.
   it.each(sinks)("%o keeps the joiners in the words of a reason or message", async (sink) => {
@@ -790,9 +825,9 @@ describe("buildSinkRequest: discord", () => {
     expect(embed.fields.find((f) => f.name === "Type")?.value).toBe("-");
   });
 
-  // A direction mark or a zero-width character is no longer among them: it is shown as its escape
-  // (`\u200e`, `\u200b`).
-  it.each(["\u0001", "\u001f\u0085", "\u00ad", " \u0000\u00ad "])(
+  // A direction mark, a zero-width character or a soft hyphen is no longer among them: it is shown
+  // as its escape (`\u200e`, `\u200b`, `\u00ad`).
+  it.each(["\u0001", "\u001f\u0085", "\ufff9", " \u0000\ufff9 "])(
     "shows a field of nothing but control and format characters (%j) as a dash, as Discord strips them and refuses it empty",
     async (invisible) => {
       const n = notification({
