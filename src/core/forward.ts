@@ -313,9 +313,13 @@ export function parseForwardResponse(
   // reason the ask or allow gave ("please confirm" on a deny).
   // An empty reason says nothing: Claude Code tells the agent `permissionDecisionReason || reason
   // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`;
-  // so does one of nothing but the characters the agent is not handed (`scrub`).
+  // so does one of nothing but the characters the agent is not handed (`scrub`), or but spaces and
+  // line ends, which `scrub` hands on as newlines: a blank reason in place of the other's.
   const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
-  const visible = (text: string | undefined) => text && scrub(text);
+  const visible = (text: string | undefined) => {
+    const shown = text && scrub(text);
+    return shown?.trim() ? shown : undefined;
+  };
   const said = (ownWon ? visible(own.reason) || visible(topReason) : visible(topReason)) || undefined;
   // Claude Code shows an ask's updatedInput in its dialog (its hooks docs), but hookgate sends a
   // rewrite only with an allow (POLICY.md): the dialog is for the call as it came, and approving

@@ -567,6 +567,33 @@ describe("parseForwardResponse: effects (clients.md §6.2)", () => {
       }),
       { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
     ],
+    // Each line end reaches the agent as a newline: a reason of nothing but them says nothing.
+    [
+      "a reason of nothing but line ends and spaces gives way to the other",
+      "PreToolUse",
+      json({
+        reason: "outer",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "\r\u2028",
+        },
+      }),
+      { decision: "deny", reason: "outer" },
+    ],
+    [
+      "a reason of nothing but line ends and spaces is none",
+      "PreToolUse",
+      json({
+        reason: " \u2029",
+        hookSpecificOutput: {
+          hookEventName: "PreToolUse",
+          permissionDecision: "deny",
+          permissionDecisionReason: "\r",
+        },
+      }),
+      { decision: "deny", reason: 'the downstream hook (rule "r1") decided deny' },
+    ],
     [
       "block outranks permissionDecision allow",
       "PreToolUse",
