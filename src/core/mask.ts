@@ -261,8 +261,8 @@ function scrubAcrossNewlines(text: string, secrets: readonly string[]): string {
   const joined = text.replaceAll("\n", "");
   if (!needlesOf(secrets).some((needle) => joined.includes(needle))) return text;
   // Where each character of the joined text stands in the text.
-  const at: number[] = [];
-  for (let i = 0; i < text.length; i++) if (text[i] !== "\n") at.push(i);
+  const at = new Int32Array(joined.length);
+  for (let i = 0, j = 0; i < text.length; i++) if (text.charCodeAt(i) !== 0x0a) at[j++] = i;
   const spans: [start: number, end: number][] = [];
   for (const needle of needlesOf(secrets)) {
     if (needle.length === 0) continue;
