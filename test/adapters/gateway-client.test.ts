@@ -325,6 +325,31 @@ describe("gatewayRequest", () => {
   });
 
   it.each([
+    // axios decodes gzip with zlib's unzip, which takes a zlib stream too, and reads deflate as
+    // zlib's only where the first byte is 0x78; undici's fetch takes a gzip stream alone, and a
+    // zlib header of any window size (a first byte whose low four bits are 8, 0x28 here).
+    ["axios", "gzip", deflateSync(json()), true],
+    ["fetch", "gzip", deflateSync(json()), false],
+    ["fetch", "deflate", deflateSync(json(), { windowBits: 10 }), true],
+    ["axios", "deflate", deflateSync(json(), { windowBits: 10 }), false],
+  ] as const)(
+    "reads as %s does an answer in Content-Encoding %s that is zlib's",
+    async (reader, coding, coded, read) => {
+      // send failed where the agent's hook had its answer, or printed one the hook never read.
+      const url = await serve((_req, res) => res.writeHead(200, { "content-encoding": coding }).end(coded));
+      const result = await gatewayRequest({
+        method: "POST",
+        url: `${url}/`,
+        body: "{}",
+        timeoutMs: 5000,
+        reader,
+      });
+      expect(result.ok && result.response.body === json()).toBe(read);
+      if (!read) expect(result.ok).toBe(false);
+    },
+  );
+
+  it.each([
     ["directly", false],
     ["through a proxy", true],
   ])("refuses an answer that decodes past the size limit, %s, naming the route", async (_, proxied) => {

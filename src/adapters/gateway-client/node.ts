@@ -196,12 +196,15 @@ export async function decodedAnswer(
   const flush = { finishFlush: zlib.constants.Z_SYNC_FLUSH, maxOutputLength: maxBytes };
   const brotli = { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH, maxOutputLength: maxBytes };
   const decoders: Record<string, (b: Buffer) => Buffer> = {
-    gzip: (b) => zlib.gunzipSync(b, flush),
-    // axios gives compress to zlib's unzip too, which fails on LZW data as the agent's hook does.
+    // axios gives gzip (and compress) to zlib's unzip, which takes a zlib stream as well and
+    // fails on LZW data, as the agent's hook does; undici's fetch to gunzip, a gzip stream alone.
+    gzip: (b) => (reader === "axios" ? zlib.unzipSync(b, flush) : zlib.gunzipSync(b, flush)),
     compress: (b) => zlib.unzipSync(b, flush),
-    // Raw deflate data (no zlib header, whose first byte is 0x78) is read as axios and undici read
-    // it: some servers send `deflate` so, and the agent's hook had its answer where send failed.
-    deflate: (b) => (b[0] === 0x78 ? zlib.inflateSync(b, flush) : zlib.inflateRawSync(b, flush)),
+    // Raw deflate data (no zlib header) is read as axios and undici read it: some servers send
+    // `deflate` so, and the agent's hook had its answer where send failed. They tell a zlib
+    // header apart differently: axios by the first byte 0x78 (a 32 KiB window) alone, undici by
+    // its low four bits, 8, of any window.
+    deflate: (b) => (zlibHeaded(b, reader) ? zlib.inflateSync(b, flush) : zlib.inflateRawSync(b, flush)),
     br: (b) => zlib.brotliDecompressSync(b, brotli),
   };
   let decoded = body;
@@ -220,6 +223,12 @@ export async function decodedAnswer(
   }
   const { "content-encoding": _, "content-length": __, ...rest } = headers;
   return { ok: true, response: { status, headers: rest, body: decoded.toString("utf8") } };
+}
+
+/** Whether `reader` reads a deflate body as a zlib stream, not raw deflate data. */
+function zlibHeaded(body: Buffer, reader: AnswerReader): boolean {
+  const first = body[0] ?? 0;
+  return reader === "axios" ? first === 0x78 : (first & 0x0f) === 0x08;
 }
 
 /**
