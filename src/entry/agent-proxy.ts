@@ -107,9 +107,9 @@ export function agentProxy(
  * checked against curl 7.88's `-v`, which names the variable it used): for an http URL
  * http_proxy, never HTTP_PROXY (a CGI request's Proxy header sets it), for an https one
  * https_proxy then HTTPS_PROXY, and then all_proxy, ALL_PROXY; an empty variable is unset, and a
- * proxy without a scheme is an http one. no_proxy, else NO_PROXY: `*` alone exempts every host;
- * entries split on commas and blanks, without a leading or trailing dot, each the host or a
- * domain above it; an IP address matches one written the same or a CIDR range (IPv6 written
+ * proxy without a scheme is an http one. no_proxy, else NO_PROXY: `*` alone, untrimmed, exempts every
+ * host; entries split on commas and blanks, a name's without a leading or trailing dot, each the
+ * host or a domain above it; an IP address matches one written the same or a CIDR range (IPv6 written
  * bare, `::1`: `[::1]` matches nothing); a port in an entry makes it match nothing. curl also
  * reads ~/.curlrc, which can set a proxy: not read here.
  */
@@ -137,25 +137,41 @@ function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
     .replace(/^\[|\]$/g, "")
     .toLowerCase()
     .replace(/\.$/, "");
+  // Only the whole list `*`: curl compares it untrimmed, and a `*` among others is a name.
   const exempts =
-    list.trim() === "*" ||
-    list
-      .split(/[,\s]+/)
-      .map((entry) => entry.toLowerCase().replace(/^\./, "").replace(/\.$/, ""))
-      .some((entry) => entry !== "" && curlExempts(host, entry));
+    list === "*" ||
+    list.split(/[,\s]+/).some((entry) => entry !== "" && curlExempts(host, entry.toLowerCase()));
   return exempts ? { used: false, proxy, exemptedBy: noProxy } : { used: true, proxy, noProxy };
 }
 
 /** Whether one of curl's NO_PROXY entries exempts `host` (lower case, no brackets, no trailing dot). */
 function curlExempts(host: string, entry: string): boolean {
-  const [address = "", bits] = entry.split("/");
-  if (isIPv4(host)) return isIPv4(address) && inRange(host, address, bits === undefined ? 32 : Number(bits));
-  if (host.includes(":")) return bits === undefined && sameIPv6(host, address);
-  return host === entry || host.endsWith(`.${entry}`);
+  if (isIPv4(host)) return ipv4Exempts(host, entry);
+  if (host.includes(":")) return !entry.includes("/") && sameIPv6(host, entry);
+  // A name's entry loses one dot at its end and one at its start; an address's keeps them.
+  const name = entry.replace(/\.$/, "").replace(/^\./, "");
+  return host === name || host.endsWith(`.${name}`);
 }
 
+/**
+ * Whether an entry exempts an IPv4 host as curl's CIDR match reads it (Curl_cidr4_match): an
+ * address as inet_pton writes one (four decimal parts to 255, none with a leading zero), then
+ * after a `/` its bits as C's atoi reads them, digits up to the first other character; 0 (none
+ * given, `/`, `/abc`) and 32 compare the address alone, more than 32 match nothing.
+ */
+function ipv4Exempts(host: string, entry: string): boolean {
+  const slash = entry.indexOf("/");
+  const address = slash < 0 ? entry : entry.slice(0, slash);
+  const digits = slash < 0 ? undefined : /^\s*([+-]?\d+)/.exec(entry.slice(slash + 1))?.[1];
+  const bits = digits === undefined ? 0 : Number(digits);
+  if (!isIPv4(address) || bits < 0 || bits > 32) return false;
+  return inRange(host, address, bits === 0 ? 32 : bits);
+}
+
+/** An IPv4 address as inet_pton takes it: four decimal parts to 255, none with a leading zero. */
 function isIPv4(text: string): boolean {
-  return /^\d{1,3}(?:\.\d{1,3}){3}$/.test(text);
+  const part = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+  return new RegExp(`^(?:${part}\\.){3}${part}$`).test(text);
 }
 
 /** Whether two IPv4 addresses share their first `bits` bits. */

@@ -134,6 +134,10 @@ describe("agentProxy for deepagents, whose hook is init's curl command", () => {
     ["10.0.0.0/8", "http://10.1.2.3:8787/v1/hooks/deepagents"],
     ["10.1.2.3", "http://10.1.2.3:8787/v1/hooks/deepagents"],
     ["::1", "http://[::1]:8787/v1/hooks/deepagents"],
+    // curl reads a range's bits as C's atoi does: digits up to the first other character, none 0.
+    ["10.0.0.0/8x", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["10.1.2.3/abc", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["10.1.2.3/0", "http://10.1.2.3:8787/v1/hooks/deepagents"],
   ])("takes NO_PROXY=%s to exempt %s", (noProxy, url) => {
     expect(agentProxy(url, "deepagents", { http_proxy: proxy, NO_PROXY: noProxy })).toMatchObject({
       used: false,
@@ -146,6 +150,16 @@ describe("agentProxy for deepagents, whose hook is init's curl command", () => {
     ["ample.com", http],
     ["[::1]", "http://[::1]:8787/v1/hooks/deepagents"],
     ["10.0.0.0/16", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    // curl reads no range of 0 bits, nor of bits left out after the slash: the address alone.
+    ["0.0.0.0/0", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["127.0.0.1/", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["10.0.0.0/ 8", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    // Nor drops a dot next to an IP address, nor trims a `*` that is not the whole list.
+    [".10.1.2.3", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["10.1.2.3.", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["010.1.2.3", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    [" *", http],
+    ["* ", http],
   ])("does not take NO_PROXY=%s to exempt %s", (noProxy, url) => {
     expect(agentProxy(url, "deepagents", { http_proxy: proxy, NO_PROXY: noProxy })).toMatchObject({
       used: true,
