@@ -1,8 +1,9 @@
 /**
  * An HTTP answer's header fields as hookgate's Node clients read them, the egress guard's
  * (adapters/egress/undici.ts) and the CLI's for a gateway (adapters/gateway-client): one string a
- * name, the codings its body came in (RFC 9110 §8.4), and the words for a body that does not
- * decode as they say, which the Workers egress uses too.
+ * name, and the words for a body that does not decode as they say, which the Workers egress uses
+ * too; and for the egress guard, the codings its body came in (RFC 9110 §8.4). The CLI reads
+ * those as the agent's client does instead (gateway-client/node.ts `codingsRead`).
  */
 import { errorMessage } from "./errors.js";
 
@@ -24,9 +25,9 @@ export function flatHeaders(
 export type CodingHeader = "Content-Encoding" | "Transfer-Encoding";
 
 /**
- * The most codings an answer is decoded from; one that names more is read as it came. Each is
- * decoded whole, and a header of a thousand held a client for seconds. No server compresses an
- * answer four times.
+ * The most codings the egress guard decodes an answer from; one that names more is read as it
+ * came. Each is decoded whole, and a header of a thousand held a client for seconds. No server
+ * compresses an answer four times.
  */
 export const MOST_CODINGS = 3;
 
