@@ -34,6 +34,8 @@ export function agentProxy(
 ): {
   readonly used: boolean;
   readonly proxy?: string;
+  /** The variable the proxy it goes through came from, as a fix to the proxy's URL names it. */
+  readonly from?: string;
   readonly noProxy?: string;
   readonly exemptedBy?: string;
   /** The variable whose proxy, written without a scheme, Claude Code ignores. */
@@ -49,8 +51,11 @@ export function agentProxy(
   const host = url.hostname.toLowerCase();
   if (dialect.startsWith("deepagents")) return curlProxy(url, env);
   if (dialect === "deepcode") {
-    const proxy = env.https_proxy ?? env.HTTPS_PROXY ?? env.http_proxy ?? env.HTTP_PROXY;
-    if (!proxy) return { used: false };
+    const from = (["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] as const).find(
+      (name) => env[name] !== undefined,
+    );
+    const proxy = from === undefined ? undefined : env[from];
+    if (!proxy || from === undefined) return { used: false };
     const name = env.NO_PROXY === undefined && env.no_proxy !== undefined ? "no_proxy" : "NO_PROXY";
     const entries = (env[name] ?? "")
       .split(",")
@@ -62,8 +67,8 @@ export function agentProxy(
     });
     if (exempts) return { used: false, exemptedBy: name };
     return entries.includes("*")
-      ? { used: true, proxy, noProxy: name, starIgnored: true }
-      : { used: true, proxy, noProxy: name };
+      ? { used: true, proxy, from, noProxy: name, starIgnored: true }
+      : { used: true, proxy, from, noProxy: name };
   }
   const source = (["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] as const).find(
     (name) => env[name],
@@ -99,7 +104,7 @@ export function agentProxy(
       ? { used: false, proxy, ignored: source, older: "Claude Code 2.1.112 and earlier take it as http://" }
       : { used: false, proxy, ignored: source };
   }
-  return { used: true, proxy, noProxy: name };
+  return { used: true, proxy, from: source, noProxy: name };
 }
 
 /**
@@ -141,7 +146,7 @@ function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
   const exempts =
     list === "*" ||
     list.split(/[,\s]+/).some((entry) => entry !== "" && curlExempts(host, entry.toLowerCase()));
-  return exempts ? { used: false, proxy, exemptedBy: noProxy } : { used: true, proxy, noProxy };
+  return exempts ? { used: false, proxy, exemptedBy: noProxy } : { used: true, proxy, from: source, noProxy };
 }
 
 /** Whether one of curl's NO_PROXY entries exempts `host` (lower case, no brackets, no trailing dot). */
@@ -266,9 +271,12 @@ export function proxyFor(
   url: string,
   dialect: string | undefined,
   env: Env,
-): { readonly proxy?: string; readonly stranded?: URL } {
+): { readonly proxy?: string; readonly proxyVariable?: string; readonly stranded?: URL } {
   const via = agentProxy(url, dialect ?? "claude-code", env);
   if (!via.used || via.proxy === undefined) return {};
   const stranded = strandingProxy(url, via.proxy);
-  return stranded === undefined ? { proxy: withScheme(via.proxy) } : { stranded };
+  if (stranded !== undefined) return { stranded };
+  return via.from === undefined
+    ? { proxy: withScheme(via.proxy) }
+    : { proxy: withScheme(via.proxy), proxyVariable: via.from };
 }

@@ -218,7 +218,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     }
     const unsendable = token && unsendableToken(token);
     if (unsendable) return fail(`${unsendable}: set it to the token alone`);
-    const { proxy } = proxyFor(url, dialect, env);
+    const { proxy, proxyVariable } = proxyFor(url, dialect, env);
     const reader = answerReader(dialect);
     // An answer that came through a proxy may be the proxy's own (a 502 of one that cannot reach
     // this machine's gateway, its block page): said as from the URL alone, it sent the user to a
@@ -228,7 +228,7 @@ export async function sendCommand(args: readonly string[], io: CommandIo, env: E
     const result = await gatewayRequest({
       method: "POST",
       url,
-      ...(proxy === undefined ? {} : { proxy }),
+      ...(proxy === undefined ? {} : { proxy, proxyVariable }),
       headers: {
         "content-type": "application/json",
         "x-hookgate-timeout": String(seconds),

@@ -270,6 +270,30 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     }
   });
 
+  it("names the variable its proxy came from in a fix to the proxy's URL: curl's http_proxy, never HTTP_PROXY", async () => {
+    // The fix said "(HTTPS_PROXY or HTTP_PROXY)" for every route: on a deepagents one, whose curl
+    // never reads HTTP_PROXY, its user mended a variable that was not the one in use.
+    const proxy = await forwardProxy();
+    for (const [route, variable] of [
+      ["deepagents", "http_proxy"],
+      ["claude-code", "HTTP_PROXY"],
+    ] as const) {
+      const result = await runCli(
+        ["send", "--url", `${server.url}/v1/hooks/${route}`],
+        event(`s-esc-${route}`),
+        {
+          HOOKGATE_AUTH: TOKEN,
+          HOOKGATE_TOKEN: TOKEN,
+          [variable]: proxy.url.replace("//", "//me:pa%ss@"),
+        },
+      );
+      expect(result.stdout, route).toBe("");
+      expect(result.stderr, route).toContain(`as %25 in the proxy's URL (${variable}):`);
+      expect(result.stderr, route).not.toContain("pa%ss");
+    }
+    expect(proxy.seen).toEqual([]);
+  });
+
   it("posts to a gateway on this machine's loopback directly when the proxy is on another machine", async () => {
     // That proxy would connect to its own loopback: SessionStart and Setup, which reach the
     // gateway only through send, were lost though the gateway answers here. No request leaves
@@ -371,7 +395,7 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(result).toMatchObject({ code: 0, stdout: "" });
     expect(proxy.seen).toEqual([]);
     expect(result.stderr).toBe(
-      `hookgate send: TLS to ${new URL(byName).host} failed (ERR_TLS_CERT_ALTNAME_INVALID): the proxy's certificate is not for localhost; it holds ${SERVER_CERT_NAMES} (the proxy ${byName}): use one of those names as the host in the proxy's URL (HTTPS_PROXY or HTTP_PROXY), or have the proxy's certificate made for localhost too; the agent gets no answer\n`,
+      `hookgate send: TLS to ${new URL(byName).host} failed (ERR_TLS_CERT_ALTNAME_INVALID): the proxy's certificate is not for localhost; it holds ${SERVER_CERT_NAMES} (the proxy ${byName}): use one of those names as the host in the proxy's URL (HTTPS_PROXY), or have the proxy's certificate made for localhost too; the agent gets no answer\n`,
     );
   });
 

@@ -56,12 +56,13 @@ describe("proxyFor", () => {
   it("keeps a proxy on this machine, and any proxy for a gateway elsewhere", () => {
     expect(proxyFor(hook, "claude-code", { HTTPS_PROXY: "http://127.0.0.1:3128" })).toEqual({
       proxy: "http://127.0.0.1:3128",
+      proxyVariable: "HTTPS_PROXY",
     });
     expect(
       proxyFor("https://hooks.example.com/v1/hooks/claude-code", "claude-code", {
         HTTPS_PROXY: "http://proxy.corp:3128",
       }),
-    ).toEqual({ proxy: "http://proxy.corp:3128" });
+    ).toEqual({ proxy: "http://proxy.corp:3128", proxyVariable: "HTTPS_PROXY" });
   });
 });
 
@@ -104,14 +105,20 @@ describe("agentProxy for deepagents, whose hook is init's curl command", () => {
   const proxy = "http://proxy.corp:3128";
 
   it.each([
-    ["http_proxy", http, { http_proxy: proxy }],
-    ["HTTPS_PROXY", https, { HTTPS_PROXY: proxy }],
-    ["https_proxy before HTTPS_PROXY", https, { https_proxy: proxy, HTTPS_PROXY: "http://other:1" }],
-    ["ALL_PROXY", http, { ALL_PROXY: proxy }],
-    ["all_proxy after an empty http_proxy", http, { http_proxy: "", all_proxy: proxy }],
-  ])("goes through %s", (_, url, env) => {
-    expect(agentProxy(url, "deepagents", env)).toMatchObject({ used: true, proxy });
-    expect(proxyFor(url, "deepagents-legacy", env)).toEqual({ proxy });
+    ["http_proxy", http, { http_proxy: proxy }, "http_proxy"],
+    ["HTTPS_PROXY", https, { HTTPS_PROXY: proxy }, "HTTPS_PROXY"],
+    [
+      "https_proxy before HTTPS_PROXY",
+      https,
+      { https_proxy: proxy, HTTPS_PROXY: "http://other:1" },
+      "https_proxy",
+    ],
+    ["ALL_PROXY", http, { ALL_PROXY: proxy }, "ALL_PROXY"],
+    ["all_proxy after an empty http_proxy", http, { http_proxy: "", all_proxy: proxy }, "all_proxy"],
+  ])("goes through %s", (_, url, env, from) => {
+    expect(agentProxy(url, "deepagents", env)).toMatchObject({ used: true, proxy, from });
+    // The variable goes with it, for a fix to the proxy's URL to name the one curl read.
+    expect(proxyFor(url, "deepagents-legacy", env)).toEqual({ proxy, proxyVariable: from });
   });
 
   it.each([
@@ -122,7 +129,7 @@ describe("agentProxy for deepagents, whose hook is init's curl command", () => {
   ])("connects directly with %s alone to %s, where Claude Code's hooks take it", (name, url, env, read) => {
     expect(agentProxy(url, "deepagents", env)).toEqual({ used: false, unread: { name, read } });
     expect(proxyFor(url, "deepagents", env)).toEqual({});
-    expect(proxyFor(url, "claude-code", env)).toEqual({ proxy });
+    expect(proxyFor(url, "claude-code", env)).toEqual({ proxy, proxyVariable: name });
   });
 
   it.each([

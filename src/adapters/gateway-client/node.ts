@@ -22,6 +22,8 @@ export interface GatewayRequest {
   readonly maxBytes?: number;
   /** A forward proxy's URL to go through (proxied.ts), as the agent's http hooks to the gateway go. */
   readonly proxy?: string;
+  /** The variable `proxy` came from (agent-proxy.ts), which a fix to the proxy's URL names. */
+  readonly proxyVariable?: string;
   /** Whose reading of a compressed answer to take (default axios, Claude Code's). */
   readonly reader?: AnswerReader;
 }

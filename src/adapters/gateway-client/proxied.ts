@@ -45,7 +45,7 @@ export async function proxiedRequest(
     return {
       ok: false,
       error: `the proxy ${shownProxy} is not usable: ${errorMessage(e)}`,
-      ...(e instanceof BadEscape ? { fix: BAD_ESCAPE_FIX } : {}),
+      ...(e instanceof BadEscape ? { fix: badEscapeFix(proxyVariables(request)) } : {}),
     };
   }
   const signal = AbortSignal.timeout(request.timeoutMs);
@@ -84,7 +84,7 @@ export async function proxiedRequest(
     }
     // An https proxy's own TLS failed (undici's UND_ERR_PRX_TLS wraps a name mismatch, other
     // failures come bare): said as the proxy's, with what to change of its URL or certificate.
-    const atProxy = proxyTlsFailure(e, toProxy.failure, new URL(proxy));
+    const atProxy = proxyTlsFailure(e, toProxy.failure, new URL(proxy), proxyVariables(request));
     if (atProxy !== undefined)
       return { ok: false, ...atProxy, error: `${atProxy.error} (the proxy ${shownProxy})` };
     // Else the tunnel's TLS is the gateway's own, said as a direct request says it: OpenSSL's raw
@@ -122,24 +122,38 @@ function proxyClient(toProxy: { failure: unknown }) {
   };
 }
 
+/**
+ * The variable the proxy came from, as a fix names it: the one the agent's client read (curl's
+ * http_proxy, which is not HTTP_PROXY to it), else either.
+ */
+function proxyVariables(request: GatewayRequest): string {
+  return request.proxyVariable ?? "HTTPS_PROXY or HTTP_PROXY";
+}
+
 /** How an https proxy's own certificate is fixed: in the proxy variable, or by its maker. */
-const PROXY: TlsFixPlace = {
-  urlIn: "the proxy's URL (HTTPS_PROXY or HTTP_PROXY)",
-  whose: "the proxy's",
-  startedIn: "the shell that runs hookgate and the agent",
-  plainHttpWhy: ": the proxy speaks plain http, and a CONNECT tunnel still carries the gateway's https",
-};
+function proxyPlace(variables: string): TlsFixPlace {
+  return {
+    urlIn: `the proxy's URL (${variables})`,
+    whose: "the proxy's",
+    startedIn: "the shell that runs hookgate and the agent",
+    plainHttpWhy: ": the proxy speaks plain http, and a CONNECT tunnel still carries the gateway's https",
+  };
+}
 
 /**
  * The failure of a TLS handshake with the proxy itself: the one its connection failed with (an
  * untrusted certificate, plain http), or undici's UND_ERR_PRX_TLS around a name mismatch.
  */
-function proxyTlsFailure(e: unknown, failure: unknown, proxy: URL) {
+function proxyTlsFailure(e: unknown, failure: unknown, proxy: URL, variables: string) {
   if (proxy.protocol !== "https:") return undefined;
   for (let cause: unknown = e; cause instanceof Error; cause = cause.cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     if (cause === failure || code === "UND_ERR_PRX_TLS") {
-      return describeTlsFailure(code === "UND_ERR_PRX_TLS" ? cause.cause : cause, proxy, PROXY);
+      return describeTlsFailure(
+        code === "UND_ERR_PRX_TLS" ? cause.cause : cause,
+        proxy,
+        proxyPlace(variables),
+      );
     }
   }
   return undefined;
@@ -161,8 +175,9 @@ function proxyCredentials(proxy: string): { token?: string } {
 /** A user name or password whose % starts no escape (`p%ss`): said without the text itself. */
 class BadEscape extends Error {}
 
-const BAD_ESCAPE_FIX =
-  "write a % of the user name or password as %25 in the proxy's URL (HTTPS_PROXY or HTTP_PROXY): a URL reads % and the two characters after it as one escaped character";
+function badEscapeFix(variables: string): string {
+  return `write a % of the user name or password as %25 in the proxy's URL (${variables}): a URL reads % and the two characters after it as one escaped character`;
+}
 
 /**
  * A part of the proxy URL's userinfo, its escapes decoded. decodeURIComponent's own failure,
