@@ -64,6 +64,17 @@ describe("proxyFor", () => {
       }),
     ).toEqual({ proxy: "http://proxy.corp:3128", proxyVariable: "HTTPS_PROXY" });
   });
+
+  it("names the variable deepcode takes its proxy from: the first set, an empty one too", () => {
+    const url = "https://hooks.example.com/v1/hooks/deepcode";
+    const proxy = "http://proxy.corp:3128";
+    expect(proxyFor(url, "deepcode", { http_proxy: proxy, HTTP_PROXY: "http://other:1" })).toEqual({
+      proxy,
+      proxyVariable: "http_proxy",
+    });
+    // `??` stops at an empty https_proxy: no proxy at all.
+    expect(proxyFor(url, "deepcode", { https_proxy: "", HTTPS_PROXY: proxy })).toEqual({});
+  });
 });
 
 describe("agentProxy", () => {
