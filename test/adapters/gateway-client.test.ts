@@ -291,8 +291,10 @@ describe("gatewayRequest", () => {
     },
   );
 
-  it("says of no coding left on an answer whose Content-Encoding is identity: it names none", () => {
+  it("says of no coding left on an answer whose Content-Encoding or Transfer-Encoding is identity: it names none", () => {
     expect(leftCoded({ "content-encoding": "identity" }, "axios")).toBeUndefined();
+    // Read as the egress guard reads the header (codingsOf): identity is no coding, nor chunked.
+    expect(leftCoded({ "transfer-encoding": "identity, chunked" }, "axios")).toBeUndefined();
     expect(leftCoded({ "content-encoding": "zstd" }, "fetch")).toBe(
       "it comes in Content-Encoding zstd, which deepcode's http client (undici's fetch) does not decode",
     );

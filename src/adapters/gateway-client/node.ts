@@ -7,7 +7,7 @@
  */
 import { type ClientRequest, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { flatHeaders, undecodedAs } from "../../core/answer-headers.js";
+import { codingsOf, flatHeaders, undecodedAs } from "../../core/answer-headers.js";
 import { errorMessage } from "../../core/errors.js";
 import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 
@@ -62,14 +62,11 @@ export function leftCoded(
   headers: Readonly<Record<string, string>>,
   reader: AnswerReader,
 ): string | undefined {
-  const transfer = (headers["transfer-encoding"] ?? "")
-    .split(",")
-    .map((c) => c.trim().toLowerCase())
-    .filter((c) => c !== "" && c !== "chunked");
+  const transfer = codingsOf(headers["transfer-encoding"], "Transfer-Encoding");
   if (transfer.length > 0)
     return `it comes in Transfer-Encoding ${transfer.join(", ")}, which no agent's http client decodes`;
   const content = headers["content-encoding"];
-  return content && content.trim().toLowerCase() !== "identity"
+  return codingsOf(content, "Content-Encoding").length > 0
     ? `it comes in Content-Encoding ${content}, which ${READER_NAME[reader]} does not decode`
     : undefined;
 }
