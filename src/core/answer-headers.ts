@@ -25,13 +25,6 @@ export function flatHeaders(
 export type CodingHeader = "Content-Encoding" | "Transfer-Encoding";
 
 /**
- * The most codings the egress guard decodes an answer from; one that names more is read as it
- * came. Each is decoded whole, and a header of a thousand held a client for seconds. No server
- * compresses an answer four times.
- */
-export const MOST_CODINGS = 3;
-
-/**
  * The codings a header names, in the order the server applied them: lower case, without
  * `identity` (no coding), and of a Transfer-Encoding without `chunked`, which the HTTP client has
  * taken off already. Node gives a header field that came twice as an array.

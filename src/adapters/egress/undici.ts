@@ -16,7 +16,7 @@ import { isIP, type LookupFunction } from "node:net";
 import { pipeline, type Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate, constants as zlibConstants } from "node:zlib";
 import { Agent, buildConnector, type Dispatcher } from "undici";
-import { type CodingHeader, codingsOf, flatHeaders, MOST_CODINGS } from "../../core/answer-headers.js";
+import { type CodingHeader, codingsOf, flatHeaders } from "../../core/answer-headers.js";
 import { classifyAddress } from "../../core/egress/address.js";
 import {
   addressRefusal,
@@ -533,6 +533,13 @@ const DECODERS: ReadonlyMap<string, () => NodeJS.ReadWriteStream> = new Map([
   ["deflate", () => createInflate(ZLIB_FLUSH)],
   ["br", () => createBrotliDecompress(BROTLI_FLUSH)],
 ]);
+
+/**
+ * The most codings an answer is decoded from; one that names more is read as it came. Each is
+ * decoded whole, and a header of a thousand held a client for seconds. No server compresses an
+ * answer four times.
+ */
+const MOST_CODINGS = 3;
 
 /** A coding an answer names, and the header that names it. */
 interface Coding {
