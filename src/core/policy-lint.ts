@@ -49,7 +49,7 @@ import {
 } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
-import { compileRegex } from "./regex.js";
+import { compileRegex, withFlagsInside } from "./regex.js";
 import { ownOnError, ruleOnError } from "./rule-failure.js";
 import { ENV_NAME, HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS, shellVariable } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
@@ -1780,8 +1780,7 @@ interface SlashDelimited {
 function slashDelimited(regex: string): SlashDelimited | undefined {
   const [, body = "", flags = ""] = SLASH_DELIMITED.exec(regex) ?? [];
   if (body === "") return undefined;
-  const kept = [...flags].filter((flag) => "ims".includes(flag)).join("");
-  return { body, flags, meant: `${kept === "" ? "" : `(?${kept})`}${body}` };
+  return { body, flags, meant: withFlagsInside(body, flags) };
 }
 
 const betweenSlashes = ({ flags }: SlashDelimited) =>

@@ -32,6 +32,7 @@ import {
   WHERE_OPERATORS,
 } from "./policy-schema.js";
 import type { EnvReader, Sha256 } from "./ports.js";
+import { withFlagsInside } from "./regex.js";
 import { err, ok, type Result } from "./result.js";
 import { indexRules } from "./rule-index.js";
 import {
@@ -766,8 +767,7 @@ function meantOperator(key: string, value: unknown, held: unknown): string | und
  */
 function flagsInside(held: unknown): string | undefined {
   if (!isRecord(held) || typeof held.regex !== "string" || typeof held.flags !== "string") return undefined;
-  const kept = [...held.flags].filter((flag) => "ims".includes(flag)).join("");
-  return `{"regex": ${JSON.stringify(`${kept === "" ? "" : `(?${kept})`}${held.regex}`)}}`;
+  return `{"regex": ${JSON.stringify(withFlagsInside(held.regex, held.flags))}}`;
 }
 
 /**

@@ -69,6 +69,16 @@ const UNESCAPED_PYTHON_BACKREFERENCE = /(?:^|[^\\])(?:\\\\)*\(\?P=/;
 /** `\g` before a group's number or name (`\g1`, `\g-1`, `\g{1}`, `\g<n>`, `\g'n'`), unescaped. */
 const UNESCAPED_G_BACKREFERENCE = /(?:^|[^\\])(?:\\\\)*\\g(?:-?\d|[{<'])/;
 
+/**
+ * A JavaScript regex's pattern and flags (`/rm/i`, `{"regex": "rm", "flags": "i"}`) as one RE2
+ * pattern: the flags RE2 reads (`i`, `m`, `s`) as a leading group, `(?i)rm`; the others (`g`,
+ * `u`, `y`, `d`, `v`) mean nothing to a test of one value and are left out.
+ */
+export function withFlagsInside(pattern: string, flags: string): string {
+  const kept = [...flags].filter((flag) => "ims".includes(flag)).join("");
+  return `${kept === "" ? "" : `(?${kept})`}${pattern}`;
+}
+
 export function compileRegex(pattern: string): Result<RegexTest, string> {
   const engine = port.want();
   if (engine === undefined) return err(REGEX_ENGINE_MISSING);
