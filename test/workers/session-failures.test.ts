@@ -19,11 +19,15 @@ const failingKv: KvNamespaceLike = {
   put: () => Promise.reject(new Error("KV PUT failed: 503 Service Unavailable")),
 };
 
-/** A permission prompt (the policy's `prompts` rule notifies it, enriched from KV) with this KV. */
+/**
+ * A permission prompt (the policy's `prompts` rule notifies it, enriched from KV) with this KV,
+ * and `bindings` beside it (a queue that records its jobs).
+ */
 async function prompt(
   sessions: KvNamespaceLike,
   sessionId: string = crypto.randomUUID(),
   headers: Record<string, string> = {},
+  bindings: Record<string, unknown> = {},
 ): Promise<void> {
   const res = await answerHook(
     {
@@ -34,7 +38,7 @@ async function prompt(
       message: "Claude needs your permission to use Bash",
       notification_type: "permission_prompt",
     },
-    { ...env, HOOKGATE_SESSIONS: sessions } as WorkerEnv,
+    { ...env, HOOKGATE_SESSIONS: sessions, ...bindings } as WorkerEnv,
     headers,
   );
   expect(res.status).toBe(200);
@@ -149,18 +153,7 @@ describe("the Worker's session store failures", () => {
         sent.push({ body: message });
       },
     };
-    const res = await answerHook(
-      {
-        session_id: sessionId,
-        transcript_path: "/t",
-        cwd: "/p",
-        hook_event_name: "Notification",
-        message: "Claude needs your permission to use Bash",
-        notification_type: "permission_prompt",
-      },
-      { ...env, HOOKGATE_SESSIONS: kv, HOOKGATE_QUEUE: queue } as WorkerEnv,
-    );
-    expect(res.status).toBe(200);
+    await prompt(kv, sessionId, {}, { HOOKGATE_QUEUE: queue });
     expect(sent).toHaveLength(1);
     // Neither the Bash call before the refused one, nor the Read call after it.
     expect(sent[0]?.body.body.notification.relatedTool).toBeUndefined();
