@@ -238,7 +238,7 @@ async function clientRefusedAnswers(
   env: Env,
   resolve: Resolve,
 ): Promise<Check | undefined> {
-  if (!agentClient(dialect)) return undefined;
+  if (!checksHookAddress(dialect)) return undefined;
   const proxy = agentProxy(hookUrl, dialect, env);
   const host = new URL(hookUrl).hostname;
   if (proxy.used || ipaddr.isValid(host.replace(/^\[|\]$/g, ""))) return undefined;
@@ -253,7 +253,7 @@ async function clientRefusedAnswers(
     return range === undefined ? [] : [`${address} (${range})`];
   });
   if (refused.length === 0) return undefined;
-  const agent = dialect === "claude-code" ? "Claude Code" : "deepcode";
+  const agent = hookClient(dialect);
   const direct = directWhy(proxy, agent);
   const exempted = direct === undefined ? "" : ` (${[direct, proxy.older].filter((s) => s).join("; ")})`;
   const rename =
@@ -273,7 +273,7 @@ async function clientRefusedAnswers(
 }
 
 /** The clients whose http hooks look the gateway's name up with their address check (deepagents' hook is curl, which has none). */
-function agentClient(dialect: string): boolean {
+function checksHookAddress(dialect: string): boolean {
   return dialect === "claude-code" || dialect === "deepcode";
 }
 
