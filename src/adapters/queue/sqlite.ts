@@ -176,10 +176,11 @@ const REPLAY_READ_ROWS = 50;
 const SETTLE_RETRY_MS = 1000;
 /**
  * How long a retry, hold or dead letter (and a turn's commit with an ack) waits for another
- * process's lock, at most, and every call once `stopWaiting` was called: each waiting out the whole busy timeout (5 s in `serve`), ten
- * deliveries settled one after another on a locked file held the thread 50 s at a time, its
- * messages (a stop) unread, and a stop took past its 30 s. A replay's slice and pause together:
- * a `dlq replay` running meanwhile lets each call in at its next pause.
+ * process's lock, at most, and every call once `stopWaiting` was called: each waiting out the
+ * whole busy timeout (5 s in `serve`), ten deliveries settled one after another on a locked file
+ * held the thread 50 s at a time, its messages (a stop) unread, and a stop took past its 30 s. A
+ * replay's slice and pause together: a `dlq replay` running meanwhile lets each call in at its
+ * next pause.
  */
 export const SHORT_BUSY_MS = REPLAY_SLICE_MS + REPLAY_PAUSE_MS;
 
