@@ -49,6 +49,26 @@ export interface SessionStore {
   toolHalves(toolId: string, at?: number): Promise<{ use?: ToolHalf; result?: ToolHalf }>;
 }
 
+/**
+ * What a store that writes each key on its own (KV, one put a key) rejects with when it wrote some
+ * of a call's keys and not others: the keys not written, with the store's error as its message.
+ * The keys it did write hold the call, and a prompt in this isolate is told it from them.
+ */
+export class UnwrittenKeysError extends Error {
+  constructor(
+    readonly keys: readonly string[],
+    cause: unknown,
+  ) {
+    super(errorMessage(cause), { cause });
+    this.name = "UnwrittenKeysError";
+  }
+}
+
+/** By name, not class, as queue.ts `isCopySent`: a bundle that splits chunks may hold the class twice. */
+function unwrittenKeys(e: unknown): readonly string[] | undefined {
+  return e instanceof Error && e.name === "UnwrittenKeysError" ? (e as UnwrittenKeysError).keys : undefined;
+}
+
 export type ToolHalf =
   | { readonly kind: "use"; readonly toolName: string; readonly toolArgs: Readonly<Record<string, unknown>> }
   | { readonly kind: "result"; readonly status: string; readonly output: string };
@@ -288,13 +308,24 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       // Under the session, and under the session and the tool's name, for a prompt naming it.
       const byName = teamKey(input.team, event.sessionId, toolName);
       const keys = byName === undefined ? [sessionKey] : [sessionKey, byName];
+      // A write given up at the deadline may land yet: what it wrote is not known to be fresh.
+      let unwritten: readonly string[] = keys;
       const remembered = await enrich("rememberTool", input.deadline, async () => {
-        await sessions.rememberTool(keys, tool, now);
+        await sessions.rememberTool(keys, tool, now).catch((e: unknown) => {
+          unwritten = unwrittenKeys(e) ?? keys;
+          throw e;
+        });
         return true;
       });
-      // A write given up at the deadline may land yet: what it wrote is not known to be fresh.
-      if (remembered === undefined) storeFailures.unremembered(keys, now);
-      else storeFailures.remembered(keys, now);
+      if (remembered === undefined) {
+        // The keys a store says it wrote hold this call: taken as failed too, a prompt for the
+        // tool whose key took it was told no call in this isolate, and this call in every other.
+        storeFailures.unremembered(unwritten, now);
+        storeFailures.remembered(
+          keys.filter((key) => !unwritten.includes(key)),
+          now,
+        );
+      } else storeFailures.remembered(keys, now);
     }
     // Only deepagents' legacy halves are paired (correlate): for any other event the call, its
     // deadline's timer and the race against it, cost a notify rule's event about 2 µs for nothing.

@@ -159,6 +159,60 @@ describe("the Worker's session store failures", () => {
     expect(sent[0]?.body.body.notification.relatedTool).toBeUndefined();
   });
 
+  it("in the isolate that saw a call's session key refused, a prompt naming its tool is told the call its tool's key took", async () => {
+    const sessionId = crypto.randomUUID();
+    const kv = env.HOOKGATE_SESSIONS as KvNamespaceLike;
+    const sessionKey = `tool:${JSON.stringify(["default", sessionId])}`;
+    // KV's one write a second: the session's key took the Bash call a moment before and refuses
+    // the Read call's write (429); the key of the session and Read, written once, takes it.
+    const refusingSessionKey: KvNamespaceLike = {
+      get: (key, type) => kv.get(key, type),
+      put: (key, value, options) =>
+        key === sessionKey
+          ? Promise.reject(new Error("KV PUT failed: 429 Too Many Requests"))
+          : kv.put(key, value, options),
+    };
+    const call = (tool_name: string, tool_input: Record<string, unknown>, sessions: KvNamespaceLike) =>
+      answerHook(
+        {
+          session_id: sessionId,
+          transcript_path: "/t",
+          cwd: "/p",
+          hook_event_name: "PreToolUse",
+          tool_name,
+          tool_input,
+        },
+        { ...env, HOOKGATE_SESSIONS: sessions } as WorkerEnv,
+      );
+    expect((await call("Bash", { command: "ls" }, kv)).status).toBe(200);
+    expect((await call("Read", { file_path: "/p/a.txt" }, refusingSessionKey)).status).toBe(200);
+    const sent: { body: { body: DeliveryJob } }[] = [];
+    const queue = {
+      sendBatch: async (messages: { body: { body: DeliveryJob } }[]) => {
+        sent.push(...messages);
+      },
+      send: async (message: { body: DeliveryJob }) => {
+        sent.push({ body: message });
+      },
+    };
+    const res = await answerHook(
+      {
+        session_id: sessionId,
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "Notification",
+        message: "Claude needs your permission to use Read",
+        notification_type: "permission_prompt",
+      },
+      { ...env, HOOKGATE_SESSIONS: kv, HOOKGATE_QUEUE: queue } as WorkerEnv,
+    );
+    expect(res.status).toBe(200);
+    expect(sent).toHaveLength(1);
+    // As another isolate names it: the session key's refusal left the Read key's write standing,
+    // where this isolate took both for failed and named none.
+    expect(sent[0]?.body.body.notification.relatedTool).toEqual({ toolName: "Read", summary: "/p/a.txt" });
+  });
+
   it("give up a KV read that never answers at the request's deadline, and the notification goes out without it", async () => {
     // KV has no timeout of its own: the notify work waited on the read, after the answer, until
     // the runtime ended the request's waitUntil, and the job was never enqueued.

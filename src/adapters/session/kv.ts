@@ -13,7 +13,7 @@
  * deadline, or 2 s after the answer at least when the decision spent it (a slow prompt rule),
  * within what the Worker leaves the request (`storeDeadline` in src/app/handle-hook.ts).
  */
-import type { SessionStore, ToolHalf } from "../../app/notify.js";
+import { type SessionStore, type ToolHalf, UnwrittenKeysError } from "../../app/notify.js";
 
 /** What this store needs of a KV namespace binding (a subset of workers-types' `KVNamespace`). */
 export interface KvNamespaceLike {
@@ -52,7 +52,11 @@ export function createKvSessionStore(kv: KvNamespaceLike): SessionStore {
       // Another key, so not refused by KV's one write a second to the key refused (its 429); a KV
       // that refuses every write refuses it too, which leaves it to the isolate that saw it.
       await Promise.allSettled(refused.map((id) => put(refusedKey(id), { at })));
-      throw (writes.find((w) => w.status === "rejected") as PromiseRejectedResult).reason;
+      // Naming the keys not written: the others hold the call, for a prompt in this isolate too.
+      throw new UnwrittenKeysError(
+        refused,
+        (writes.find((w) => w.status === "rejected") as PromiseRejectedResult).reason,
+      );
     },
     async lastTool(sessionId, _at, writtenAfter = Number.NEGATIVE_INFINITY) {
       const [value, refused] = await Promise.all([get(toolKey(sessionId)), get(refusedKey(sessionId))]);
