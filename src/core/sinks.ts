@@ -526,7 +526,8 @@ function fallbackText(
   if (n.reason !== undefined && n.reason !== "") lines.push(`Reason: ${escapeCut(n.reason, 300)}`);
   const ignored = notEnforced(n, escapeCut);
   if (ignored !== undefined) lines.push(`Not enforced: ${ignored}`);
-  lines.push(`Rule: ${escapeCut(n.ruleId, 100)}`);
+  // A rule id is code, as in the section (codeSpan): its joiners are written as escapes too.
+  lines.push(`Rule: ${escapeCut(n.ruleId, 100, escapeInvisibleCode)}`);
   // The link goes last and whole, since a cut one is broken; it is left out if it would take over
   // half the text.
   const open = url === undefined ? "" : `\n<${url}|Open>`;

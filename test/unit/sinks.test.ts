@@ -518,6 +518,19 @@ describe("buildSinkRequest: chat text that hides a character", () => {
     expect(text).toContain(words);
   });
 
+  // A rule id is code, as a command is: `deny-r\u200dm` is no `deny-rm`, in the section and in the
+  // plain text that notifications show alike.
+  it("writes a rule id's joiners as their escapes in Slack's plain text too", async () => {
+    const request = await buildSinkRequest(
+      sinks[0] as ResolvedSink,
+      notification({ ruleId: "deny-r\u200dm\u200cx" }),
+      CREATED_AT,
+    );
+    const { text } = JSON.parse(request.body) as { text: string };
+    expect(text).toContain("Rule: deny-r\\u200dm\\u200cx");
+    expect(request.body).not.toMatch(/[\u200c\u200d]/);
+  });
+
   // Cut in the middle, `\u202e` showed as `\u2…`, which names no character.
   it.each(sinks)("%o never cuts an escape in two", async (sink) => {
     for (const at of [395, 396, 397, 398]) {
