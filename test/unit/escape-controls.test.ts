@@ -13,12 +13,18 @@ describe("withoutControlsButLines: a terminal's escape sequences", () => {
     ["a hyperlink", "see \u001b]8;;https://x.example/\u001b\\the docs\u001b]8;;\u001b\\", "see the docs"],
     ["a C1 OSC ended by a C1 ST", "a\u009d0;t\u009cb", "ab"],
     ["a device control string", "a\u001bP1$r0m\u001b\\b", "ab"],
-    // Cut short, the sequence is not one: only what introduces it goes, the text stays to be read.
+  ])("drops %s whole", (_, text, shown) => {
+    expect(withoutControlsButLines(text)).toBe(shown);
+    expect(withoutControls(text)).toBe(shown);
+  });
+
+  // Cut short, the sequence is not one: only what introduces it goes, the text stays to be read.
+  it.each([
     ["an unterminated title", "a\u001b]0;title", "a]0;title"],
     ["an ESC before a letter", "down\u001btoken", "downtoken"],
     ["an ESC before a digit", "save\u001b7d", "save7d"],
     ["a CSI with no final byte", "a\u001b[12;\u00e9", "a[12;\u00e9"],
-  ])("drops %s whole", (_, text, shown) => {
+  ])("drops only the introducer of %s", (_, text, shown) => {
     expect(withoutControlsButLines(text)).toBe(shown);
     expect(withoutControls(text)).toBe(shown);
   });
