@@ -18,6 +18,14 @@ const CONTROLS = new RegExp(CLASS, "g");
 /** The same class, for the test that leaves text with none as it is (faster than a replace). */
 const ANY_CONTROL = new RegExp(CLASS);
 
+/**
+ * Each of those characters, and an ESC with the character that makes it a sequence's introducer
+ * (`ESC [`, `ESC ]`, `ESC P`, `ESC X`, `ESC ^`, `ESC _`): what a secret is still read across
+ * (mask.ts `scrubbedWithout`). Whole, a sequence takes a secret's letters after its introducer as
+ * its parameters and final byte; cut short, it loses its introducer only.
+ */
+export const CONTROLS_AND_INTRODUCERS = new RegExp(`\\u001b[[\\]PX^_]|${CLASS}`, "g");
+
 /** `c` as `\uXXXX`, a character past U+FFFF (a tag) as the escapes of its surrogate pair. */
 const escaped = (c: string) => {
   let out = "";

@@ -3,7 +3,7 @@
  * Values under secret-looking keys are replaced whole; inside strings, well-known credential
  * shapes (mask-shapes.ts) are replaced.
  */
-import { escapeControls, withoutControlsButLines } from "./escape-controls.js";
+import { CONTROLS_AND_INTRODUCERS, escapeControls, withoutControlsButLines } from "./escape-controls.js";
 import { SECRET_SHAPES as BUNDLED_SHAPES, type SecretShape } from "./mask-shapes.js";
 import { sliceCodePoints } from "./truncate.js";
 
@@ -236,49 +236,61 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
 /**
  * Text handed to the agent (a model's or a team server's reason, a provider's message), without
  * the characters `strip` drops (those that act in a terminal), scrubbed of the policy's secrets
- * before and after they go: a secret may hold one (a zero-width space pasted with it), which
- * dropping it first would leave unmatched, and one inside a secret hides it from the first scrub.
- * The policy keeps each secret also without all of them (collectSecrets), but that is not what
- * `withoutControlsButLines` leaves of one that holds a tab, a newline or a joiner besides:
- * test/unit/policy-secrets.test.ts. A line end inside a secret is kept, as a newline, so the last
- * scrub also reads the text as if its lines were one (`scrubAcrossNewlines`).
+ * before and after they go. Before, a secret is read across every control character and each
+ * sequence's introducer: one inside a secret (a zero-width space pasted with it, a tab, a line end
+ * that a server's wrapping put there) hides it from a plain search, and `ESC [` before its `9r`
+ * made them a sequence that the strip took, leaving the rest of the secret. After, it is read
+ * across what the strip leaves of those (tab, newline, the joiners), for a secret that a whole
+ * sequence split (a colour), which the strip joins. Each piece between masks is stripped apart, so
+ * that an introducer before a mask does not take its `[` as a final byte.
  */
 export function scrubbedWithout(
   text: string,
   secrets: readonly string[],
   strip: (text: string) => string = withoutControlsButLines,
 ): string {
-  return scrubAcrossNewlines(scrubSecrets(strip(scrubSecrets(text, secrets)), secrets), secrets);
+  if (secrets.length === 0) return strip(text);
+  const masked = scrubAcross(text, secrets, CONTROLS_AND_INTRODUCERS);
+  return scrubAcross(masked.split(MASK).map(strip).join(MASK), secrets, LEFT_BY_STRIP);
 }
 
+/** The controls `withoutControlsButLines` keeps: tab, newline, the zero-width non-joiner and joiner. */
+const LEFT_BY_STRIP = /[\t\n\u200c\u200d]/g;
+
 /**
- * `text` with each known secret that newlines split masked, with the newlines inside it: the
- * agent's texts write a carriage return or a line separator as a newline, where dropping it once
- * joined the secret for the scrub, and a server that wraps its lines splits one just the same.
+ * `text` with each known secret masked that it holds when the characters `skipped` matches are
+ * left out of both, with those inside it: the line ends around a secret stay, the ones inside go.
+ * Linear in the text's length, once per needle.
  */
-function scrubAcrossNewlines(text: string, secrets: readonly string[]): string {
-  if (secrets.length === 0 || !text.includes("\n")) return text;
-  const joined = text.replaceAll("\n", "");
-  if (!needlesOf(secrets).some((needle) => joined.includes(needle))) return text;
-  // Where each character of the joined text stands in the text.
-  const at = new Int32Array(joined.length);
-  for (let i = 0, j = 0; i < text.length; i++) if (text.charCodeAt(i) !== 0x0a) at[j++] = i;
-  const spans: [start: number, end: number][] = [];
-  for (const needle of needlesOf(secrets)) {
-    if (needle.length === 0) continue;
-    for (const found of occurrences(joined, needle))
-      spans.push([at[found] as number, (at[found + needle.length - 1] as number) + 1]);
+function scrubAcross(text: string, secrets: readonly string[], skipped: RegExp): string {
+  if (text.search(skipped) < 0) return scrubSecrets(text, secrets);
+  const read = text.replace(skipped, "");
+  const needles = [...new Set(needlesOf(secrets).map((needle) => needle.replace(skipped, "")))].filter(
+    (needle) => needle !== "" && read.includes(needle),
+  );
+  if (needles.length === 0) return text;
+  // Where each character of `read` stands in the text.
+  const at = new Int32Array(read.length);
+  let kept = 0;
+  let from = 0;
+  for (const found of text.matchAll(skipped)) {
+    for (let i = from; i < found.index; i++) at[kept++] = i;
+    from = found.index + found[0].length;
   }
-  if (spans.length === 0) return text;
+  for (let i = from; i < text.length; i++) at[kept++] = i;
+  const spans: [start: number, end: number][] = [];
+  for (const needle of needles)
+    for (const found of occurrences(read, needle))
+      spans.push([at[found] as number, (at[found + needle.length - 1] as number) + 1]);
   spans.sort((a, b) => a[0] - b[0]);
   let out = "";
-  let from = 0;
-  for (const [start, end] of spans) {
-    if (end <= from) continue;
-    out += start >= from ? `${text.slice(from, start)}${MASK}` : "";
-    from = end;
+  let end = 0;
+  for (const [start, stop] of spans) {
+    if (stop <= end) continue;
+    out += start >= end ? `${text.slice(end, start)}${MASK}` : "";
+    end = stop;
   }
-  return out + text.slice(from);
+  return out + text.slice(end);
 }
 
 /** Where each occurrence of `needle` in `text` starts, none overlapping. */

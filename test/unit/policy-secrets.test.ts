@@ -343,6 +343,40 @@ describe("Policy.secrets", () => {
     expect(scrubbedWithout("Qm7vX2pL\nanother line", secrets)).toBe("Qm7vX2pL\nanother line");
   });
 
+  // A terminal sequence takes the characters after its introducer as its own: `ESC [` before a
+  // value's `9r` made `9r` a CSI's parameter and final byte, and the rest of the value showed.
+  it.each([
+    ["a CSI's introducer", "\u001b["],
+    ["a C1 CSI", "\u009b"],
+    ["an OSC's introducer", "\u001b]"],
+    ["a tab", "\t"],
+    ["a zero-width space", "\u200b"],
+  ])("masks a value that %s splits", (_, split) => {
+    const secrets = ["Qm7vX2pL9rT4wZ8kN3"];
+    expect(scrubbedWithout(`key Qm7vX2pL${split}9rT4wZ8kN3 end`, secrets)).toBe(`key ${MASK} end`);
+  });
+
+  // Masked first, the mask was the text after an introducer: `ESC [` took its `[` as a final
+  // byte, and `masked]` showed. Cut short, each loses its introducer only.
+  it.each([
+    ["\u001b[", "["],
+    ["\u009b", ""],
+    ["\u001b(", "("],
+    ["\u001b]", "]"],
+  ])("keeps the whole mask after the introducer %j", (introducer, left) => {
+    const secrets = ["Qm7vX2pL9rT4wZ8kN3"];
+    expect(scrubbedWithout(`key ${introducer}Qm7vX2pL9rT4wZ8kN3 end`, secrets)).toBe(
+      `key ${left}${MASK} end`,
+    );
+  });
+
+  it("masks a value that a whole colour sequence splits, and keeps the colours out of the text", () => {
+    const secrets = ["Qm7vX2pL9rT4wZ8kN3"];
+    expect(scrubbedWithout("\u001b[31mkey Qm7vX2pL\u001b[1m9rT4wZ8kN3\u001b[0m end", secrets)).toBe(
+      `key ${MASK} end`,
+    );
+  });
+
   it(`leaves out values shorter than ${MIN_SECRET_CHARS} characters, and is empty for a policy without secrets`, async () => {
     const short = await policyFrom(
       {
