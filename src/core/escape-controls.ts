@@ -50,10 +50,12 @@ const INVISIBLE_CONTROLS_AND_JOINERS = /\p{Default_Ignorable_Code_Point}/gu;
 /**
  * Those but the joiners and the variation selectors, which words need: Persian and the Indic
  * scripts write with the joiners, and an emoji is joined by them and given its colours by U+FE0F.
+ * A subdivision's flag (England's, Scotland's, Wales's) is a black flag, its code in tag letters
+ * and digits and a cancel tag (UTS #51's emoji tag sequence): matched whole first, it is kept.
  */
 const INVISIBLE_CONTROLS =
   // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is matched alone, to be kept.
-  /(?![\u200c\u200d\ufe00-\ufe0f\u{e0100}-\u{e01ef}])\p{Default_Ignorable_Code_Point}/gu;
+  /(\u{1f3f4}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{3,6}\u{e007f})|(?![\u200c\u200d\ufe00-\ufe0f\u{e0100}-\u{e01ef}])\p{Default_Ignorable_Code_Point}/gu;
 
 /**
  * `text` with only the invisible characters but the joiners and variation selectors written
@@ -61,10 +63,10 @@ const INVISIBLE_CONTROLS =
  * own but one of these would make a command read as another (Trojan Source, CVE-2021-42574), or a
  * name as the one it is not (`r\u200bm` reads `rm`). A mark shows nothing, and turns the digits
  * and punctuation beside it right to left: a name's `10.20` may read `20.10`. The joiners stay, as
- * `withoutControlsButLines` keeps them: words need them.
+ * `withoutControlsButLines` keeps them: words need them, and so does a subdivision's flag.
  */
 export function escapeInvisibleControls(text: string): string {
-  return text.replace(INVISIBLE_CONTROLS, escaped);
+  return text.replace(INVISIBLE_CONTROLS, (c, flag: string | undefined) => flag ?? escaped(c));
 }
 
 /**

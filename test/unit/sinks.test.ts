@@ -510,6 +510,22 @@ describe("buildSinkRequest: chat text that hides a character", () => {
     },
   );
 
+  // England's, Scotland's and Wales's flags are a black flag and tag characters (UTS #51's emoji
+  // tag sequence): in the words they stay a flag; in a command, and loose in words, a tag is escaped.
+  it.each(sinks)("%o keeps a subdivision flag in the words of a reason or message", async (sink) => {
+    const tags = (code: string) =>
+      [...code].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
+    const flags = ["gbeng", "gbsct", "gbwls"].map((code) => `\u{1f3f4}${tags(code)}\u{e007f}`);
+    const words = `ship it ${flags.join(" ")}`;
+    const n = notification({
+      reason: words,
+      event: { ...notification().event, tool_input: { command: `echo ${flags[0]}` } },
+    });
+    const text = await strings(sink, n);
+    expect(text).toContain(words);
+    expect(text).not.toContain(`echo ${flags[0]}`);
+  });
+
   // Persian writes with the non-joiner, a family emoji is joined by the joiner: in the agent's
   // words they stay as they are, where no command runs.
   it.each(sinks)("%o keeps the joiners in the words of a reason or message", async (sink) => {
