@@ -78,13 +78,14 @@ export function escapeInvisibleCode(text: string): string {
 }
 
 /**
- * The pieces of an escaped text that a cut must keep whole: each `\uXXXX` escape, and each other
- * character (a code point, never half of a surrogate pair). Cut inside, `\u202e` read `\u2…`.
+ * The pieces of an escaped text that a cut must keep whole: each `\uXXXX` escape (the two of a
+ * character past U+FFFF, a tag, together), and each other character (a code point, never half of
+ * a surrogate pair). Cut inside, `\u202e` read `\u2…`, and a tag's `\udb40\udc72` read `\udb40…`.
  */
 export function escapedUnits(text: string): IterableIterator<RegExpMatchArray> {
   return text.matchAll(ESCAPED_UNIT);
 }
-const ESCAPED_UNIT = /\\u[0-9a-f]{4}|[\s\S]/gu;
+const ESCAPED_UNIT = /\\ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|\\u[0-9a-f]{4}|[\s\S]/gu;
 
 /**
  * A terminal's escape sequences, whole (ECMA-48 §5): a control sequence (CSI, `ESC [` or U+009B,

@@ -562,6 +562,23 @@ describe("buildSinkRequest: chat text that hides a character", () => {
       expect(text).toContain("…");
     }
   });
+
+  // A tag character is written as the escapes of its surrogate pair: cut between them, the
+  // message showed `\udb40…`, half a character that names none.
+  it.each(sinks)("%o never cuts the escapes of a character past U+FFFF in two", async (sink) => {
+    for (let at = 385; at < 399; at++) {
+      const n = notification({
+        reason: `${"a".repeat(at)}\u{e0072}${"b".repeat(20)}`,
+        event: {
+          ...notification().event,
+          tool_input: { command: `${"c".repeat(at + 1090)}\u{e0072}${"d".repeat(20)}` },
+        },
+      });
+      const text = await strings(sink, n);
+      expect(text).toContain("…");
+      expect(text).not.toMatch(/\\ud[89ab][0-9a-f]{2}…/);
+    }
+  });
 });
 
 describe("buildSinkRequest: a whole message cut to its limit", () => {
