@@ -49,13 +49,13 @@ export function escapeControls(text: string): string {
 const INVISIBLE_CONTROLS_AND_JOINERS = /\p{Default_Ignorable_Code_Point}/gu;
 /**
  * Those but the joiners and the variation selectors, which words need: Persian and the Indic
- * scripts write with the joiners, and an emoji is joined by them and given its colours by U+FE0F.
+ * scripts write with the joiners, an emoji is joined by them and given its colours by U+FE0F, and
+ * Mongolian picks a letter's form with its own selectors (U+180B to U+180D, U+180F).
  * A subdivision's flag (England's, Scotland's, Wales's) is a black flag, its code in tag letters
  * and digits and a cancel tag (UTS #51's emoji tag sequence): matched whole first, it is kept.
  */
 const INVISIBLE_CONTROLS =
-  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each is matched alone, to be kept.
-  /(\u{1f3f4}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{3,6}\u{e007f})|(?![\u200c\u200d\ufe00-\ufe0f\u{e0100}-\u{e01ef}])\p{Default_Ignorable_Code_Point}/gu;
+  /(\u{1f3f4}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{3,6}\u{e007f})|(?![\u200c\u200d]|\p{Variation_Selector})\p{Default_Ignorable_Code_Point}/gu;
 
 /**
  * `text` with only the invisible characters but the joiners and variation selectors written

@@ -510,6 +510,19 @@ describe("buildSinkRequest: chat text that hides a character", () => {
     },
   );
 
+  // Mongolian picks a letter's form with its own free variation selectors (U+180B to U+180D,
+  // U+180F), which Unicode counts among the variation selectors: a command still shows them.
+  it.each(sinks)("%o keeps Mongolian's variation selectors in the words, not in a command", async (sink) => {
+    const word = "\u182d\u180b\u1820\u1835\u180f\u1820\u1837\u180c";
+    const n = notification({
+      reason: `done ${word}`,
+      event: { ...notification().event, tool_input: { command: `echo ${word}` } },
+    });
+    const text = await strings(sink, n);
+    expect(text).toContain(`done ${word}`);
+    expect(text).not.toContain(`echo ${word}`);
+  });
+
   // England's, Scotland's and Wales's flags are a black flag and tag characters (UTS #51's emoji
   // tag sequence): in the words they stay a flag; in a command, and loose in words, a tag is escaped.
   it.each(sinks)("%o keeps a subdivision flag in the words of a reason or message", async (sink) => {
