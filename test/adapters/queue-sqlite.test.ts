@@ -885,6 +885,47 @@ describe("sqlite queue, a delivery settled while another process holds the file 
     expect(connection.pragma("busy_timeout", { simple: true })).toBe(60_000);
   });
 
+  it("gives a send on its second try the whole busy timeout, though another delivery's ack is in its turn too", async () => {
+    // A turn's commit with an ack waits for a lock a moment; the sends and leases beside it, once
+    // it failed, were tried on the next turn with the whole busy timeout only if no delivery
+    // ended in that turn too: a lock held past two such turns rejected the journal's intake.
+    let onWait = () => {};
+    const { queue, connection } = openWithConnection({
+      owner: "serve",
+      now: () => clock,
+      busyTimeoutMs: 60_000,
+      onSettleWait: () => onWait(),
+    });
+    await queue.send([
+      { id: "a", body: { n: 1 } },
+      { id: "b", body: { n: 2 } },
+    ]);
+    const [first, second] = await queue.receive(2, 60_000);
+    if (!first || !second) throw new Error("nothing received");
+    const other = new Database(path);
+    whenDone(() => other.close());
+    other.exec("BEGIN IMMEDIATE");
+    let secondAcked: Promise<boolean> | undefined;
+    // The first ack's commit failed on the lock (the send beside it is tried on the next turn):
+    // the lock is let go, and the other delivery ends, its ack in that next turn.
+    onWait = () => {
+      onWait = () => {};
+      other.exec("COMMIT");
+      secondAcked = queue.ack(second);
+    };
+    const statements = await statementsRunWithBusyTimeouts(connection, async () => {
+      const firstAcked = queue.ack(first);
+      await queue.send([{ id: "c", body: { n: 3 } }]);
+      expect(await secondAcked).toBe(true);
+      expect(await firstAcked).toBe(true);
+    });
+    const waits = (pattern: RegExp) =>
+      new Set(statements.filter((s) => pattern.test(s.sql)).map((s) => s.busyMs));
+    expect(waits(/^INSERT OR IGNORE INTO queue_jobs/)).toEqual(new Set([60_000]));
+    expect(waits(/^DELETE FROM queue_jobs WHERE id = \? AND receipt/)).toEqual(new Set([SHORT_BUSY_MS]));
+    expect(queue.stats().jobs).toBe(1);
+  });
+
   it.each(settles)(
     "%s: is given up once stopWaiting is called, its job left leased for the next process",
     async (_kind, settle) => {
@@ -1007,12 +1048,20 @@ async function busyTimeoutsAsStatementsRun(
   connection: Database.Database,
   body: () => Promise<void>,
 ): Promise<number[]> {
+  return (await statementsRunWithBusyTimeouts(connection, body)).map((s) => s.busyMs);
+}
+
+/** `busyTimeoutsAsStatementsRun`, each with its statement's SQL. */
+async function statementsRunWithBusyTimeouts(
+  connection: Database.Database,
+  body: () => Promise<void>,
+): Promise<{ sql: string; busyMs: number }[]> {
   const statement = Object.getPrototypeOf(connection.prepare("SELECT 1")) as Database.Statement;
   const run = statement.run;
-  const seen: number[] = [];
+  const seen: { sql: string; busyMs: number }[] = [];
   statement.run = function (this: Database.Statement, ...args: Parameters<typeof run>) {
     if (this.database === connection)
-      seen.push(connection.pragma("busy_timeout", { simple: true }) as number);
+      seen.push({ sql: this.source, busyMs: connection.pragma("busy_timeout", { simple: true }) as number });
     return run.apply(this, args);
   };
   try {

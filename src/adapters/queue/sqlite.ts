@@ -767,13 +767,20 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
   const commitWaiting = () => {
     const batch = waiting;
     waiting = [];
+    // The sends and leases on their second try go in on their own, first, with the whole busy
+    // timeout: in one commit with the turn's acks they waited a moment again, and a lock held past
+    // two turns in a row in which deliveries ended rejected them (the journal's intake).
+    commitBatch(batch.filter((b) => b.tries > 0));
+    commitBatch(batch.filter((b) => b.tries === 0));
+  };
+  const commitBatch = (batch: readonly Waiting[]) => {
     if (batch.length === 0) return;
     let committed: ReturnType<typeof commitAll>;
     // A commit with an ack waits for a lock SHORT_BUSY_MS at most, as a retry, hold or dead letter
     // does (`briefly`): waiting the whole busy timeout (5 s in serve), and again on the next turn,
     // it held the delivery thread 10 s at a time on a locked file, its messages (a stop) unread,
     // where the second between a settle's tries is its wait. The sends and leases beside it have
-    // their next turn's try with the whole busy timeout.
+    // their next turn's try with the whole busy timeout (`commitWaiting`); an ack has none.
     const commit = () => commitAll.immediate(batch);
     try {
       committed = calling(() => (batch.some((b) => b.ack) ? briefly(commit) : commit()));
