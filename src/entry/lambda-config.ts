@@ -58,7 +58,10 @@ export interface LambdaOptions {
   readonly logger?: Logger;
   readonly newId?: () => string;
   readonly clock?: Clock;
-  /** Builds the SQS client on first use (default: the AWS SDK's, configured by the Lambda environment). */
+  /**
+   * Builds the SQS client on first use, for every queue (default: the AWS SDK's, configured by the
+   * Lambda environment, one per region its queue URLs name).
+   */
   readonly sqsClient?: () => Promise<SQSClient>;
 }
 
@@ -76,8 +79,8 @@ export interface LambdaRuntime {
   /** The egress guard; undici is imported on the first request. */
   readonly egress: Egress;
   /**
-   * A new SQS queue on the container's one SQS client; the AWS SDK is imported on its first call.
-   * The consumer also needs the DLQ. `signal`, read as each request is sent, ends it. The HTTP
+   * A new SQS queue on the container's SQS clients (`clientFor`: one per region, the DLQ's calls
+   * signed for its own); the AWS SDK is imported on its first call. The consumer also needs the DLQ. `signal`, read as each request is sent, ends it. The HTTP
    * function opens one producer per container; the consumer one per invocation, so the batched
    * calls of two invocations that run at once (Lambda Managed Instances) never share a request.
    */
@@ -159,7 +162,24 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     });
   });
 
-  const client = once(options.sqsClient ?? (() => createLambdaSqsClient({}, env(QUEUE_URL_ENV))));
+  const injected = options.sqsClient && once(options.sqsClient);
+  /** Per region, its SQS client: the queue's and the DLQ's, one client when they share it. */
+  const clients = new Map<string, Promise<SQSClient>>();
+  /**
+   * The SQS client signed for `queueUrl`'s region (`createLambdaSqsClient`), made on first use: the
+   * DLQ's calls too were signed for the queue's region, which SQS refuses for a DLQ of another.
+   */
+  const clientFor = async (queueUrl: string): Promise<SQSClient> => {
+    if (injected) return injected();
+    const { queueUrlRegion } = await import("../adapters/queue/sqs.js");
+    const region = queueUrlRegion(queueUrl) ?? "";
+    let made = clients.get(region);
+    if (!made) {
+      made = createLambdaSqsClient({}, queueUrl);
+      clients.set(region, made);
+    }
+    return made;
+  };
   function queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob> {
     const open = once(async () => {
       const queueUrl = env(QUEUE_URL_ENV);
@@ -169,13 +189,15 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
       if (!queueUrl) throw unset(QUEUE_URL_ENV);
       if (role === "consumer" && !deadLetterQueueUrl) throw unset(DLQ_URL_ENV);
       // The job's fitting comes with the SQS client: an HTTP function's cold start needs neither.
-      const [{ createSqsQueue }, { fitDeliveryJob }, sqs] = await Promise.all([
+      const [{ createSqsQueue }, { fitDeliveryJob }, sqs, dlqSqs] = await Promise.all([
         import("../adapters/queue/sqs.js"),
         import("../core/delivery.js"),
-        client(),
+        clientFor(queueUrl),
+        role === "consumer" && deadLetterQueueUrl ? clientFor(deadLetterQueueUrl) : undefined,
       ]);
       return createSqsQueue<DeliveryJob>({
         client: sqs,
+        ...(dlqSqs && { deadLetterClient: dlqSqs }),
         queueUrl,
         // The producer only sends; it never dead-letters.
         deadLetterQueueUrl: deadLetterQueueUrl ?? "",
@@ -202,7 +224,10 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     async redrivePolicy(signal) {
       const queueUrl = env(QUEUE_URL_ENV);
       if (!queueUrl) throw new Error(`${QUEUE_URL_ENV} is not set`);
-      const [{ readRedrivePolicy }, sqs] = await Promise.all([import("../adapters/queue/sqs.js"), client()]);
+      const [{ readRedrivePolicy }, sqs] = await Promise.all([
+        import("../adapters/queue/sqs.js"),
+        clientFor(queueUrl),
+      ]);
       return readRedrivePolicy(sqs, queueUrl, signal);
     },
   };
@@ -272,7 +297,7 @@ export const SQS_ANSWER_TIMEOUT_MS = 5_000;
  * sets and reserves), so SQS refused every call to a queue of another region, an HTTP function
  * deployed nearer its team than the queue's stack losing every notification. A VPC endpoint's
  * URL names its region too (`queueUrlRegion`); one that names none (a local server's) keeps the
- * function's region.
+ * function's region. A DLQ in another region than the queue has a client of its own.
  */
 export async function createLambdaSqsClient(
   config: SQSClientConfig = {},

@@ -3,9 +3,11 @@
  * function's own (`AWS_REGION`, which Lambda sets and no deployment can change). Each call is
  * recorded as signed and stopped before it is sent: nothing leaves the process.
  */
-import { SendMessageCommand } from "@aws-sdk/client-sqs";
+import { SendMessageCommand, SQSClient } from "@aws-sdk/client-sqs";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createLambdaSqsClient } from "../../src/entry/lambda-config.js";
+import type { DeliveryJob } from "../../src/core/delivery.js";
+import type { ReceivedMessage } from "../../src/core/queue.js";
+import { createLambdaRuntime, createLambdaSqsClient } from "../../src/entry/lambda-config.js";
 
 const CREDENTIALS = {
   accessKeyId: "AKIAIOSFODNN7EXAMPLE",
@@ -14,6 +16,7 @@ const CREDENTIALS = {
 
 afterEach(() => {
   vi.unstubAllEnvs();
+  vi.restoreAllMocks();
 });
 
 /** The region of a SigV4 `Authorization` header's credential scope. */
@@ -65,4 +68,55 @@ describe("the Lambda functions' SQS client", () => {
   it("signs for the function's own region a queue URL that names none (a local server's)", async () => {
     expect(await signedRegionsFor("http://127.0.0.1:9324/000000000000/jobs")).toEqual(["us-east-1"]);
   });
+
+  it("signs the delivery function's calls to its DLQ for the DLQ's region, and those to its queue for the queue's", async () => {
+    // One client signed for HOOKGATE_QUEUE_URL's region sent the dead letters too: a DLQ of
+    // another region refused every one, each job left for the redrive policy to move, without why.
+    vi.stubEnv("AWS_REGION", "us-east-1");
+    vi.stubEnv("AWS_ACCESS_KEY_ID", CREDENTIALS.accessKeyId);
+    vi.stubEnv("AWS_SECRET_ACCESS_KEY", CREDENTIALS.secretAccessKey);
+    const queueUrl = "https://sqs.eu-west-1.amazonaws.com/123456789012/hookgate-jobs";
+    const dlqUrl = "https://sqs.us-west-2.amazonaws.com/123456789012/hookgate-dlq";
+    const signed = recordingSignedRegions();
+    const queue = createLambdaRuntime({
+      env: { HOOKGATE_QUEUE_URL: queueUrl, HOOKGATE_DLQ_URL: dlqUrl },
+      logger: { log: () => undefined },
+    }).queue("consumer");
+    const message: ReceivedMessage<DeliveryJob> = {
+      id: "job-1",
+      body: { id: "job-1", sink: "audit", notification: {} } as unknown as DeliveryJob,
+      attempts: 3,
+      holds: 0,
+      receipt: "receipt-1",
+    };
+    await expect(queue.deadLetter(message, "HTTP 410")).rejects.toThrow("recorded, not sent");
+    await expect(queue.ack(message)).rejects.toThrow("recorded, not sent");
+    expect(Object.fromEntries(signed)).toEqual({ [dlqUrl]: "us-west-2", [queueUrl]: "eu-west-1" });
+  });
 });
+
+/**
+ * Each SQS call made meanwhile by any client, recorded as signed and stopped before it is sent:
+ * the region its signature is for, by its queue URL.
+ */
+function recordingSignedRegions(): Map<string, string | undefined> {
+  const signed = new Map<string, string | undefined>();
+  const recording = new WeakSet<SQSClient>();
+  const send = SQSClient.prototype.send as (this: SQSClient, ...args: unknown[]) => Promise<unknown>;
+  vi.spyOn(SQSClient.prototype, "send").mockImplementation(function (this: SQSClient, ...args: unknown[]) {
+    if (!recording.has(this)) {
+      recording.add(this);
+      this.middlewareStack.add(
+        () => async (call) => {
+          const input = call.input as { QueueUrl?: string };
+          const headers = (call.request as { headers: Record<string, string> }).headers;
+          signed.set(String(input.QueueUrl), signedRegion(headers.authorization));
+          throw new Error("recorded, not sent");
+        },
+        { step: "deserialize", name: "recordSigned" },
+      );
+    }
+    return send.apply(this, args);
+  } as never);
+  return signed;
+}

@@ -51,6 +51,11 @@ export interface SqsQueueOptions<T> {
   readonly client: SQSClient;
   readonly queueUrl: string;
   readonly deadLetterQueueUrl: string;
+  /**
+   * The client of the calls to `deadLetterQueueUrl` (`client` by default): one signed for the
+   * DLQ's region, where that is another than the queue's.
+   */
+  readonly deadLetterClient?: SQSClient;
   /** The JSON value stored for a body (identity by default). */
   readonly encode?: (body: T) => unknown;
   /** Reads a stored JSON value back into a body; throwing marks the message unreadable. */
@@ -321,7 +326,9 @@ function createBatcher<E>(
 }
 
 export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
-  const { client, queueUrl, deadLetterQueueUrl } = options;
+  const { queueUrl, deadLetterQueueUrl } = options;
+  const clientOf = (url: string) =>
+    url === deadLetterQueueUrl ? (options.deadLetterClient ?? options.client) : options.client;
   refuseFifo(queueUrl, "queue");
   refuseFifo(deadLetterQueueUrl, "dead-letter queue");
   const encode = options.encode ?? ((body: T): unknown => body);
@@ -369,7 +376,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
    */
   async function sendOne(url: string, text: (maxBytes: number) => string, delaySeconds?: number) {
     const send = (body: string) =>
-      client.send(
+      clientOf(url).send(
         new SendMessageCommand({
           QueueUrl: url,
           MessageBody: body,
@@ -441,7 +448,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
         let failures: Map<number, EntryFailure>;
         try {
           failures = await retryingEntries(indexes, (ids) =>
-            client.send(
+            clientOf(url).send(
               new SendMessageBatchCommand({
                 QueueUrl: url,
                 Entries: ids.map((i) => ({
@@ -490,7 +497,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
     visibilitySeconds: number,
     waitSeconds = 0,
   ): Promise<Message[]> {
-    const result = await client.send(
+    const result = await clientOf(url).send(
       new ReceiveMessageCommand({
         QueueUrl: url,
         MaxNumberOfMessages: max,
@@ -518,7 +525,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
       entries.map((_, i) => i),
       (ids) =>
         action === "change visibility"
-          ? client.send(
+          ? clientOf(url).send(
               new ChangeMessageVisibilityBatchCommand({
                 QueueUrl: url,
                 Entries: ids.map((i) => ({
@@ -529,7 +536,7 @@ export function createSqsQueue<T>(options: SqsQueueOptions<T>): Queue<T> {
               }),
               abortable(),
             )
-          : client.send(
+          : clientOf(url).send(
               new DeleteMessageBatchCommand({
                 QueueUrl: url,
                 Entries: ids.map((i) => ({ Id: String(i), ReceiptHandle: entries[i]?.receipt })),
