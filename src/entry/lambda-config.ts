@@ -253,7 +253,10 @@ export function refuseEvent(logger: Logger, event: unknown, message: string): ne
  * is us-east-1's: read as naming none, another region's queue of the same account and name (a
  * stage deployed there) was taken for it) or a local server's
  * `http://127.0.0.1:PORT/ACCOUNT/NAME`, whose host names no region, so only the account and the
- * name are compared. The URL is read once, for every record of a batch.
+ * name are compared; ElasticMQ's `http://localhost:9324/queue/NAME` names no account either, so
+ * only the name is (`queue` read as one, no ARN matched it: the delivery function warned of
+ * another redrive target and of a batch from another queue). The URL is read once, for every
+ * record of a batch.
  */
 export function isArnOfQueueAt(url: string): (arn: unknown) => boolean {
   let host: string;
@@ -269,13 +272,17 @@ export function isArnOfQueueAt(url: string): (arn: unknown) => boolean {
     host === "queue.amazonaws.com"
       ? "us-east-1"
       : host.split(".").find((label) => /^[a-z]{2,4}(?:-[a-z]+)+-\d+$/.test(label));
+  // An AWS account ID is 12 digits.
+  const account = /^\d{12}$/.test(path.at(-2) ?? "") ? path.at(-2) : undefined;
   return (arn) => {
     // A hand-made test event may carry none.
     if (typeof arn !== "string") return false;
-    const [scheme, , service, region, account, name, ...rest] = arn.split(":");
+    const [scheme, , service, region, arnAccount, name, ...rest] = arn.split(":");
     if (scheme !== "arn" || service !== "sqs" || !name || rest.length > 0) return false;
     return (
-      path.at(-1) === name && path.at(-2) === account && (hostRegion === undefined || hostRegion === region)
+      path.at(-1) === name &&
+      (account === undefined || account === arnAccount) &&
+      (hostRegion === undefined || hostRegion === region)
     );
   };
 }

@@ -1340,6 +1340,16 @@ describe("the Lambda SQS handler", () => {
       ]);
     });
 
+    it("says nothing of the redrive target for a DLQ URL that names no account (ElasticMQ's /queue/NAME), whose name is the target's", async () => {
+      // Read as an account, `queue` never matched the target's: a false warning on every container.
+      await createPair(25);
+      const name = new URL(dlqUrl).pathname.split("/").filter(Boolean).at(-1);
+      const warnings = await warningsOfTwoInvocations(LONGEST, {
+        HOOKGATE_DLQ_URL: `http://localhost:9324/queue/${name}`,
+      });
+      expect(warnings).toEqual([]);
+    });
+
     it("says once that a queue with no redrive policy keeps a record the function never settles", async () => {
       await createPair(null);
       expect(await warningsOfTwoInvocations()).toEqual([
@@ -1609,6 +1619,9 @@ describe("the Lambda SQS handler", () => {
     // A local server's URL names no region.
     ["arn:aws:sqs:us-east-1:000000000000:dlq", "http://127.0.0.1:4566/000000000000/dlq", true],
     ["arn:aws:sqs:us-east-1:000000000000:dlq", "http://localhost:9324/000000000000/dlq/", true],
+    // ElasticMQ's URL names no account either: only the name is compared.
+    ["arn:aws:sqs:elasticmq:000000000000:dlq", "http://localhost:9324/queue/dlq", true],
+    ["arn:aws:sqs:elasticmq:000000000000:jobs", "http://localhost:9324/queue/dlq", false],
     // The jobs queue, the same name in another account or region, a name it ends with.
     [
       "arn:aws:sqs:eu-west-1:123456789012:hookgate-jobs",
