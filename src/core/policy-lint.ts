@@ -460,9 +460,13 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
   }
 }
 
-/** The folders at the top of a macOS or Linux file system, which no project holds by those names. */
-const SYSTEM_FOLDER =
-  /^\/(?:etc|usr|var|tmp|opt|bin|sbin|lib|root|home|Users|private|proc|sys|dev|mnt|srv|Volumes)(?:\/|$)/;
+/**
+ * The folders at the top of a macOS or Linux file system that no project holds by those names.
+ * Not lib, bin, tmp, var, dev, home, root, srv or private: many projects have one (a Rails app's
+ * bin, lib, tmp; a Symfony app's var), and a deny of `Edit(/lib/**)` written for it would be told
+ * to become `Edit(//lib/**)`, which no longer covers the project's folder.
+ */
+const SYSTEM_FOLDER = /^\/(?:etc|usr|opt|sbin|proc|sys|mnt|Users|Volumes)(?:\/|$)/;
 
 /**
  * A path rule written as an absolute system path with one `/` (`Read(/etc/passwd)`), with the path
@@ -1715,8 +1719,9 @@ function lintTimeoutInSeconds(rule: CompiledRule, warn: (path: string, message: 
 
 /**
  * An enforcing deny on PreToolUse with no condition but its `on`: no matcher, `if`, `where` or
- * `teams`. Every tool call of every session is denied, reads and searches too, so the agent can do
- * nothing but write its answer: a first policy's deny written without the condition it meant.
+ * `teams`, nor a `"matcher": "*"` that says every tool is meant. Every tool call of every
+ * session is denied, reads and searches too, so the agent can do nothing but write its answer: a
+ * first policy's deny written without the condition it meant.
  */
 function lintDeniesEveryTool(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   const action = rule.action;
@@ -1724,9 +1729,12 @@ function lintDeniesEveryTool(rule: CompiledRule, warn: (path: string, message: s
   if (rule.events !== "*" && !rule.events.includes("PreToolUse")) return;
   if (honouredDecision("PreToolUse", action.decision) !== "deny") return;
   if (rule.matcher !== undefined || rule.ifRules || rule.where.length > 0 || rule.teams) return;
+  // `"matcher": "*"` names every tool on purpose (a release freeze): it was told all the same,
+  // with no way to say so.
+  if (rule.document.matcher === "*") return;
   warn(
     rule.path,
-    `has no condition but its "on", so it denies every tool call of every session (Read, Grep and Edit as well as Bash), and the agent can do nothing but write; to deny some calls, name them with a "matcher" ("Bash"), an "if" ("Bash(rm -rf *)") or a "where" (a freeze of every tool is written as it is)`,
+    `has no condition but its "on", so it denies every tool call of every session (Read, Grep and Edit as well as Bash), and the agent can do nothing but write; to deny some calls, name them with a "matcher" ("Bash"), an "if" ("Bash(rm -rf *)") or a "where"; to deny every tool on purpose (a freeze), write "matcher": "*"`,
   );
 }
 
@@ -1779,8 +1787,18 @@ interface SlashDelimited {
 
 function slashDelimited(regex: string): SlashDelimited | undefined {
   const [, body = "", flags = ""] = SLASH_DELIMITED.exec(regex) ?? [];
-  if (body === "") return undefined;
+  if (body === "" || !javaScriptLiteral(body, flags)) return undefined;
   return { body, flags, meant: withFlagsInside(body, flags) };
+}
+
+/**
+ * Whether a body and flags between slashes could be a JavaScript regex literal at all: no flag
+ * twice, and no "/" in the body unless escaped or in a class. A path is none (`/proc/sys`,
+ * `/var/log/sys`), though its last name is made of flag letters: it was told to become `(?ss)proc`.
+ */
+function javaScriptLiteral(body: string, flags: string): boolean {
+  if (new Set(flags).size !== flags.length) return false;
+  return !body.replace(/\\[\s\S]|\[(?:[^\\\]]|\\[\s\S])*\]/g, "").includes("/");
 }
 
 const betweenSlashes = ({ flags }: SlashDelimited) =>

@@ -75,8 +75,13 @@ const UNESCAPED_G_BACKREFERENCE = /(?:^|[^\\])(?:\\\\)*\\g(?:-?\d|[{<'])/;
  * `u`, `y`, `d`, `v`) mean nothing to a test of one value and are left out.
  */
 export function withFlagsInside(pattern: string, flags: string): string {
-  const kept = [...flags].filter((flag) => "ims".includes(flag)).join("");
-  return `${kept === "" ? "" : `(?${kept})`}${pattern}`;
+  // A pattern that starts with a flag group already (`(?i)rm`) gets the others in that group:
+  // `(?i)(?i)rm` said the flag twice.
+  const lead = /^\(\?([imsU]*)\)/.exec(pattern);
+  const set = lead?.[1] ?? "";
+  const kept = [...new Set(flags)].filter((flag) => "ims".includes(flag) && !set.includes(flag)).join("");
+  if (kept === "") return pattern;
+  return `(?${set}${kept})${pattern.slice(lead?.[0].length ?? 0)}`;
 }
 
 export function compileRegex(pattern: string): Result<RegexTest, string> {

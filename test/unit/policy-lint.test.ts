@@ -2365,6 +2365,36 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
   });
 
+  it("says nothing of a path whose last name is made of flag letters, which no JavaScript regex is", async () => {
+    // Before, "/proc/sys" was told to become "(?ss)proc" and "/var/log/sys" "(?ss)var/log": a "/"
+    // unescaped in the body and a flag twice are no JavaScript regex.
+    const onPath = (regex: string) => ({
+      id: regex,
+      on: "PreToolUse",
+      matcher: "Write",
+      where: { "tool_input.file_path": { regex } },
+      decide: "deny",
+    });
+    const warnings = await warningsFor([
+      onPath("/proc/sys"),
+      onPath("/var/log/sys"),
+      onPath("/dev/sdi/"),
+      onPath("/a[/]b/i"),
+      onPath("/(?i)rm/i"),
+      onPath("/(?s)rm/im"),
+    ]);
+    expect(
+      warnings
+        .filter((w) => w.includes("between slashes"))
+        .map((w) => w.replace(/ is written.*: write/, ": write")),
+    ).toEqual([
+      '$.rules[3].where["tool_input.file_path"].regex: "/a[/]b/i": write "(?i)a[/]b"',
+      // A flag the pattern sets already is not set twice.
+      '$.rules[4].where["tool_input.file_path"].regex: "/(?i)rm/i": write "(?i)rm"',
+      '$.rules[5].where["tool_input.file_path"].regex: "/(?s)rm/im": write "(?sim)rm"',
+    ]);
+  });
+
   it("says a matcher written between slashes", async () => {
     const warnings = await warningsFor([
       { id: "a", on: "PreToolUse", matcher: "/Bash/", decide: "ask" },
@@ -2426,6 +2456,8 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       { id: "ask", on: "PreToolUse", decide: "ask" },
       { id: "trial", on: "PreToolUse", mode: "shadow", decide: "deny" },
       { id: "stop", on: "Stop", where: { stop_hook_active: false }, decide: "block" },
+      // A freeze written on purpose says so with its matcher; before, it was told all the same.
+      { id: "freeze", on: "PreToolUse", matcher: "*", decide: "deny", reason: "release freeze" },
     ]);
     expect(warnings.filter((w) => w.includes("denies every tool call")).map((w) => w.split(":")[0])).toEqual([
       "$.rules[0]",
@@ -2451,7 +2483,22 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       {
         id: "b",
         on: "PreToolUse",
-        if: ["Read(//etc/passwd)", "Read(/config/**)", "Read(/etcetera)"],
+        // A project's own folders of these names: before, each was told to become //lib/**, say,
+        // which no longer covers the project's folder.
+        if: [
+          "Read(//etc/passwd)",
+          "Read(/config/**)",
+          "Read(/etcetera)",
+          "Edit(/lib/**)",
+          "Edit(/bin/**)",
+          "Edit(/tmp/**)",
+          "Edit(/var/cache/**)",
+          "Edit(/dev/**)",
+          "Edit(/home/**)",
+          "Edit(/root/**)",
+          "Edit(/srv/**)",
+          "Edit(/private/**)",
+        ],
         decide: "deny",
       },
     ]);
