@@ -58,6 +58,8 @@ export interface PolicyIssue {
    * reload, that its environment is read at start only.
    */
   readonly unsetVariable?: string;
+  /** The policy file does not exist (its one issue): a command says so, not that it is invalid. */
+  readonly missingFile?: true;
 }
 
 export type RuleAction =

@@ -217,7 +217,7 @@ function describeCase(result: CaseResult): string {
 /** A cases file with every event read; problems carry their JSON path. */
 async function loadCases(file: string): Promise<{ cases: LoadedCase[]; problems: string[] }> {
   const text = await readJsonText(file);
-  if (!text.ok) return { cases: [], problems: [`$: ${text.error}`] };
+  if (!text.ok) return { cases: [], problems: [`$: ${text.error.message}`] };
   const parsed = parseCases(text.value);
   if (!parsed.ok)
     return { cases: [], problems: withYamlHint(file, text.value, parsed.error, "test cases").map(describe) };

@@ -4,7 +4,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadPolicyFile, readJsonText } from "../../src/adapters/policy-source/file.js";
+import { invalidPolicyReport, loadPolicyFile, readJsonText } from "../../src/adapters/policy-source/file.js";
 import { sha256 } from "../support/policy.js";
 import { endProcess } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
@@ -20,7 +20,7 @@ describe("readJsonText", () => {
     execFileSync("mkfifo", [fifo]);
     expect(await readJsonText(fifo, { filesOnly: true })).toEqual({
       ok: false,
-      error: `cannot read ${fifo}: it is a FIFO, not a regular file`,
+      error: { message: `cannot read ${fifo}: it is a FIFO, not a regular file`, missing: false },
     });
   });
 
@@ -38,21 +38,24 @@ describe("readJsonText", () => {
     expect(await written).toBe(0);
     expect(await readJsonText("/dev/zero")).toEqual({
       ok: false,
-      error:
-        "cannot read /dev/zero: it is more than 16777216 bytes; a JSON file here may be at most 16777216 (16 MiB)",
+      error: {
+        message:
+          "cannot read /dev/zero: it is more than 16777216 bytes; a JSON file here may be at most 16777216 (16 MiB)",
+        missing: false,
+      },
     });
   });
 
   it("refuses a device (/dev/zero, which never ends) for serve, and a directory, saying what each is", async () => {
     expect(await readJsonText("/dev/zero", { filesOnly: true })).toEqual({
       ok: false,
-      error: "cannot read /dev/zero: it is a device, not a regular file",
+      error: { message: "cannot read /dev/zero: it is a device, not a regular file", missing: false },
     });
     const sub = join(dir, "a-directory");
     mkdirSync(sub);
     expect(await readJsonText(sub)).toEqual({
       ok: false,
-      error: `cannot read ${sub}: it is a directory, not a regular file`,
+      error: { message: `cannot read ${sub}: it is a directory, not a regular file`, missing: false },
     });
   });
 
@@ -64,8 +67,32 @@ describe("readJsonText", () => {
     truncateSync(big, 16 * 1024 * 1024 + 1);
     expect(await readJsonText(big)).toEqual({
       ok: false,
-      error: `cannot read ${big}: it is 16777217 bytes; a JSON file here may be at most 16777216 (16 MiB)`,
+      error: {
+        message: `cannot read ${big}: it is 16777217 bytes; a JSON file here may be at most 16777216 (16 MiB)`,
+        missing: false,
+      },
     });
+  });
+
+  it("says a path with no file is missing by the error's code, and a command tells how to write one", async () => {
+    const missing = join(dir, "not-written.json");
+    expect(await readJsonText(missing)).toEqual({
+      ok: false,
+      error: { message: `${missing} does not exist`, missing: true },
+    });
+    const loaded = await loadPolicyFile(missing, deps);
+    expect(loaded).toEqual({
+      ok: false,
+      error: [{ severity: "error", path: "$", message: `${missing} does not exist`, missingFile: true }],
+    });
+    // A file that cannot be read for another reason is not said to be missing.
+    const denied = await loadPolicyFile(dir, deps);
+    expect(denied.ok ? undefined : invalidPolicyReport(dir, denied.error)).toMatch(
+      /invalid \(1 problem\)\n$/,
+    );
+    expect(loaded.ok ? "" : invalidPolicyReport(missing, loaded.error)).toMatch(
+      /^error: \$: .*not-written\.json does not exist; a policy is a JSON file you write: .*\n.*not-written\.json: no such file\n$/,
+    );
   });
 
   it("follows a symlink to a file, and names a loop", async () => {
@@ -78,7 +105,7 @@ describe("readJsonText", () => {
     symlinkSync(join(dir, "loop-a"), join(dir, "loop-b"));
     const loop = await readJsonText(join(dir, "loop-a"));
     expect(loop.ok).toBe(false);
-    expect(loop.ok ? "" : loop.error).toMatch(/^cannot read .*loop-a: ELOOP/);
+    expect(loop.ok ? "" : loop.error.message).toMatch(/^cannot read .*loop-a: ELOOP/);
   });
 });
 

@@ -2,7 +2,7 @@
  * `hookgate serve` as a real process: the real Claude Code requests of test/fixtures replayed
  * with their captured headers against examples/policy.json, SIGHUP reloads, and staying up.
  */
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { Agent, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -222,6 +222,24 @@ describe("policy reload on SIGHUP", () => {
     expect(failed.moreProblems).toBe(480);
     // Docker's json-file driver splits a line past 16 KiB into pieces that are no JSON.
     expect(JSON.stringify(failed).length).toBeLessThan(16 * 1024);
+  });
+
+  it("says a policy file gone at a reload is gone, without a newcomer's guide to the example policy", async () => {
+    // Before, the log line told the operator of a running gateway that "a policy is a JSON file you
+    // write: copy the example that comes with hookgate (…)", with the install's path on this machine.
+    const policyPath = join(dir, "policy.json");
+    renameSync(policyPath, join(dir, "policy.moved"));
+    try {
+      const from = server.lines.length;
+      server.child.kill("SIGHUP");
+      const failed = await server.waitForLine(
+        (l) =>
+          l.msg === "policy reload failed; keeping the running policy" && server.lines.indexOf(l) >= from,
+      );
+      expect(failed.problems).toEqual([`$: ${policyPath} does not exist`]);
+    } finally {
+      renameSync(join(dir, "policy.moved"), policyPath);
+    }
   });
 });
 

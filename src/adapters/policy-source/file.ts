@@ -30,16 +30,17 @@ export async function readPolicyText(
 ): Promise<Result<string, PolicyIssue>> {
   const text = await readJsonText(path, options);
   if (text.ok) return text;
-  const message = text.error === notThere(path) ? noPolicyThere(path) : text.error;
-  return err({ severity: "error", path: "$", message });
+  const { message, missing } = text.error;
+  return err({ severity: "error", path: "$", message, ...(missing && { missingFile: true }) });
 }
 
-/** What readJsonText says of a path where no file is (ENOENT). */
-const notThere = (path: string) => `${path} does not exist`;
-
-function noPolicyThere(path: string): string {
-  return `${notThere(path)}; a policy is a JSON file you write: copy the example that comes with hookgate (${examplePolicy()}), make its rules your team's, and run hookgate check on it`;
-}
+/**
+ * How to write a policy where none is, said by a command (and serve's start) to the one who ran
+ * it: not in the issue, which a refused reload logs, where the policy was written long ago and the
+ * example's place is this machine's install path.
+ */
+const howToWriteOne = () =>
+  `a policy is a JSON file you write: copy the example that comes with hookgate (${examplePolicy()}), make its rules your team's, and run hookgate check on it`;
 
 /**
  * Where the example policy is, as a path from the working directory where it is below it (a
@@ -135,7 +136,8 @@ export interface ReadOptions {
 export async function readJsonText(
   path: string,
   { filesOnly = false }: ReadOptions = {},
-): Promise<Result<string, string>> {
+): Promise<Result<string, ReadFailure>> {
+  const failed = (message: string, missing = false) => err({ message, missing });
   let bytes: Uint8Array;
   try {
     // For serve, opened without waiting (O_NONBLOCK): opening a FIFO waits for a writer. On a
@@ -145,17 +147,17 @@ export async function readJsonText(
       const stat = await handle.stat();
       const kind = notAFile(stat);
       if (kind !== undefined && (filesOnly || stat.isDirectory()))
-        return err(`cannot read ${path}: it is ${kind}, not a regular file`);
-      if (stat.size > MAX_JSON_FILE_BYTES) return err(tooLong(path, `${stat.size} bytes`));
+        return failed(`cannot read ${path}: it is ${kind}, not a regular file`);
+      if (stat.size > MAX_JSON_FILE_BYTES) return failed(tooLong(path, `${stat.size} bytes`));
       bytes = kind === undefined ? await handle.readFile() : await readUpTo(handle, MAX_JSON_FILE_BYTES + 1);
       if (bytes.length > MAX_JSON_FILE_BYTES)
-        return err(tooLong(path, `more than ${MAX_JSON_FILE_BYTES} bytes`));
+        return failed(tooLong(path, `more than ${MAX_JSON_FILE_BYTES} bytes`));
     } finally {
       await handle.close();
     }
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return err(notThere(path));
-    return err(`cannot read ${path}: ${systemReason(e)}`);
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return failed(`${path} does not exist`, true);
+    return failed(`cannot read ${path}: ${systemReason(e)}`);
   }
   const text = strictUtf8(bytes);
   if (text !== undefined) return ok(text);
@@ -175,9 +177,15 @@ export async function readJsonText(
   });
   const before = whole.split("\n");
   const byte = bytes[Buffer.byteLength(whole)] ?? 0;
-  return err(
+  return failed(
     `${path} is not UTF-8: byte 0x${byte.toString(16).padStart(2, "0")} at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}; save it as UTF-8`,
   );
+}
+
+/** Why a JSON file was not read; `missing` where no file is at the path (ENOENT). */
+export interface ReadFailure {
+  readonly message: string;
+  readonly missing: boolean;
 }
 
 const tooLong = (path: string, size: string) =>
@@ -226,7 +234,7 @@ export function formatIssues(issues: readonly PolicyIssue[]): string {
  */
 export function invalidPolicyReport(path: string, issues: readonly PolicyIssue[]): string {
   // No file is not an invalid one: its one problem says so, and how to write one.
-  if (issues.length === 1 && issues[0]?.message === noPolicyThere(path))
-    return `${formatIssues(issues)}\n${path}: no such file\n`;
+  if (issues.length === 1 && issues[0]?.missingFile === true)
+    return `${formatIssues(issues)}; ${howToWriteOne()}\n${path}: no such file\n`;
   return `${formatIssues(issues)}\n${path}: invalid (${issues.length} problem${issues.length > 1 ? "s" : ""})\n`;
 }
