@@ -5,6 +5,7 @@
  * `hookgate send`, the command hook's adapter, posts the way the agent's http hooks to the same
  * gateway do.
  */
+import { isIpv4 } from "../core/egress/url.js";
 import type { Env } from "./send.js";
 
 /**
@@ -151,7 +152,7 @@ function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
 
 /** Whether one of curl's NO_PROXY entries exempts `host` (lower case, no brackets, no trailing dot). */
 function curlExempts(host: string, entry: string): boolean {
-  if (isIPv4(host)) return ipv4Exempts(host, entry);
+  if (isIpv4(host)) return ipv4Exempts(host, entry);
   if (host.includes(":")) return !entry.includes("/") && sameIPv6(host, entry);
   // A name's entry loses one dot at its end and one at its start; an address's keeps them.
   const name = entry.replace(/\.$/, "").replace(/^\./, "");
@@ -169,14 +170,8 @@ function ipv4Exempts(host: string, entry: string): boolean {
   const address = slash < 0 ? entry : entry.slice(0, slash);
   const digits = slash < 0 ? undefined : /^\s*([+-]?\d+)/.exec(entry.slice(slash + 1))?.[1];
   const bits = digits === undefined ? 0 : Number(digits);
-  if (!isIPv4(address) || bits < 0 || bits > 32) return false;
+  if (!isIpv4(address) || bits < 0 || bits > 32) return false;
   return inRange(host, address, bits === 0 ? 32 : bits);
-}
-
-/** An IPv4 address as inet_pton takes it: four decimal parts to 255, none with a leading zero. */
-function isIPv4(text: string): boolean {
-  const part = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
-  return new RegExp(`^(?:${part}\\.){3}${part}$`).test(text);
 }
 
 /** Whether two IPv4 addresses share their first `bits` bits. */

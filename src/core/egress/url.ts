@@ -671,8 +671,16 @@ function normalizeHost(text: string): string | undefined {
   return host === "" ? undefined : host;
 }
 
-function isIpv4(host: string): boolean {
-  return /^\d+\.\d+\.\d+\.\d+$/.test(host);
+/** A decimal part of an IPv4 address as inet_pton takes it: to 255, no leading zero. */
+const IPV4_PART = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+const IPV4 = new RegExp(`^(?:${IPV4_PART}\\.){3}${IPV4_PART}$`);
+
+/**
+ * An IPv4 address as inet_pton takes it: four decimal parts to 255, none with a leading zero. A
+ * URL's canonical host is one where it is an address at all; curl reads a NO_PROXY entry so.
+ */
+export function isIpv4(text: string): boolean {
+  return IPV4.test(text);
 }
 
 function compilePort(text: string | undefined): Step<{ rule: PortRule }> {
