@@ -156,9 +156,20 @@ function toolTarget(name: string, specifier: string | undefined): Result<RuleTar
 function meantRule(text: string): string | undefined {
   const [, tool = "", rest] = /^([^\s:]+)(?:\s+|:)(.+)$/s.exec(text) ?? [];
   const reads = ["Bash", "WebFetch", "WebSearch"].includes(tool) || Object.hasOwn(PATH_RULE_TOOLS, tool);
-  if (rest !== undefined && reads) return `${tool}(${rest.trim()})`;
-  return /^[a-z][\w.-]*\s/.test(text) ? `Bash(${text})` : undefined;
+  const meant =
+    rest !== undefined && reads
+      ? `${tool}(${domainFor(tool, rest.trim())})`
+      : /^[a-z][\w.-]*\s/.test(text)
+        ? `Bash(${text})`
+        : undefined;
+  // Only a rule that loads is told: `WebFetch example.com` was told "WebFetch(example.com)", an
+  // error of its own.
+  return meant !== undefined && parsePermissionRule(meant).ok ? meant : undefined;
 }
+
+/** A WebFetch specifier written as a bare host (`example.com`) is its `domain:` rule's. */
+const domainFor = (tool: string, specifier: string) =>
+  tool === "WebFetch" && !specifier.startsWith("domain:") ? `domain:${specifier}` : specifier;
 
 // ---------------------------------------------------------------------------------------------
 // Command globs: `*` matches any run of characters, matched without backtracking.

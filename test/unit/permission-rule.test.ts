@@ -47,6 +47,10 @@ describe("parsePermissionRule", () => {
     ["rm -rf *", /not a tool name.*: write "Bash\(rm -rf \*\)"$/],
     ["git push --force", /not a tool name.*: write "Bash\(git push --force\)"$/],
     ["Bash:rm *", /not a tool name.*: write "Bash\(rm \*\)"$/],
+    // A bare host for WebFetch is its domain: rule's; before, it was told "WebFetch(example.com)",
+    // which does not load either.
+    ["WebFetch example.com", /not a tool name.*: write "WebFetch\(domain:example\.com\)"$/],
+    ["WebFetch:domain:example.com", /not a tool name.*: write "WebFetch\(domain:example\.com\)"$/],
     ["Bash*", /not a tool name/],
     ["mcp__", /not an MCP tool name/],
     ["mcp__github__create(x)", /MCP rules take no specifier/],
