@@ -1819,9 +1819,12 @@ function lintWhereCommandGlob(rule: CompiledRule, warn: (path: string, message: 
     const { inner, nots } = underNots(condition);
     const glob = inner !== null && typeof inner === "object" ? (inner as WhereOperator).glob : undefined;
     if (glob === undefined || !/[*?[]/.test(glob)) continue;
+    // An `if` has no "not", and its pattern reads no "?" or "[...]": told in place of a negated
+    // glob, "if": "Bash(rm *)" made a rule that skipped rm commands one that applies to them.
+    const asIf = nots % 2 === 0 && !/[?[]/.test(glob);
     warn(
       `${wherePath(rule, key, nots)}.glob`,
-      `${JSON.stringify(glob)} reads the command as a path: its "*" and "?" stop at a "/", so it matches no command with a "/" where they stand (a path such as /tmp/x); write "if": ${JSON.stringify(`Bash(${glob})`)}, whose "*" spans anything, or a "regex"`,
+      `${JSON.stringify(glob)} reads the command as a path: its "*" and "?" stop at a "/", so it matches no command with a "/" where they stand (a path such as /tmp/x); write ${asIf ? `"if": ${JSON.stringify(`Bash(${glob})`)}, whose "*" spans anything, or a "regex"` : `a "regex" in its place, whose ".*" spans anything`}`,
     );
   }
 }

@@ -2531,6 +2531,10 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     const warnings = await warningsFor([
       onBash({ "tool_input.command": { glob: "rm -rf *" } }),
       onBash({ "tool_input.command": { glob: "npm test" } }),
+      // Before, each was told the if to write: one without its "not", the other with a "?" an if
+      // pattern reads as itself.
+      { ...onBash({ "tool_input.command": { not: { glob: "git *" } } }), decide: "allow" },
+      onBash({ "tool_input.command": { glob: "rm -rf ?*" } }),
       {
         id: "w",
         on: "PreToolUse",
@@ -2541,6 +2545,8 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
     expect(warnings.filter((w) => w.includes("reads the command as a path"))).toEqual([
       `$.rules[0].where["tool_input.command"].glob: "rm -rf *" reads the command as a path: its "*" and "?" stop at a "/", so it matches no command with a "/" where they stand (a path such as /tmp/x); write "if": "Bash(rm -rf *)", whose "*" spans anything, or a "regex"`,
+      `$.rules[2].where["tool_input.command"].not.glob: "git *" reads the command as a path: its "*" and "?" stop at a "/", so it matches no command with a "/" where they stand (a path such as /tmp/x); write a "regex" in its place, whose ".*" spans anything`,
+      `$.rules[3].where["tool_input.command"].glob: "rm -rf ?*" reads the command as a path: its "*" and "?" stop at a "/", so it matches no command with a "/" where they stand (a path such as /tmp/x); write a "regex" in its place, whose ".*" spans anything`,
     ]);
   });
 });
