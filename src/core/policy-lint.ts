@@ -1740,6 +1740,8 @@ function lintDeniesEveryTool(rule: CompiledRule, warn: (path: string, message: s
 
 /** A regex between slashes as JavaScript writes one: its pattern and the flags after it. */
 const SLASH_DELIMITED = /^\/([\s\S]+)\/([dgimsuyv]*)$/;
+/** A field that holds a path (`tool_input.file_path`, `tool_input.path`, `cwd`). */
+const PATH_KEY = /(?:^|[._])(?:path|cwd)$/;
 /** What only a regex means: an anchor just inside the slashes, or a space or a class escape. */
 const REGEX_ONLY = /^\^|(?<!\\)\$$|\s|\\[sSdDwWbB]/;
 
@@ -1757,6 +1759,9 @@ function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: s
     const regex = inner !== null && typeof inner === "object" ? (inner as WhereOperator).regex : undefined;
     const slashed = regex === undefined ? undefined : slashDelimited(regex);
     if (slashed === undefined || (slashed.flags === "" && !REGEX_ONLY.test(slashed.body))) continue;
+    // A space is a path's as well ("/Application Support/"): on a path field, only the rest tells.
+    if (slashed.flags === "" && PATH_KEY.test(key) && !REGEX_ONLY.test(slashed.body.replace(/ /g, "")))
+      continue;
     warn(
       `${wherePath(rule, key, nots)}.regex`,
       `${JSON.stringify(regex)} ${betweenSlashes(slashed)}, so it matches only where ${fieldName(rule, key)} holds them too: write ${JSON.stringify(slashed.meant)}`,

@@ -2365,7 +2365,7 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
   });
 
-  it("says nothing of a path whose last name is made of flag letters, which no JavaScript regex is", async () => {
+  it("says nothing of a path between slashes: one no JavaScript regex is, or one with a space on a path field", async () => {
     // Before, "/proc/sys" was told to become "(?ss)proc" and "/var/log/sys" "(?ss)var/log": a "/"
     // unescaped in the body and a flag twice are no JavaScript regex.
     const onPath = (regex: string) => ({
@@ -2382,6 +2382,9 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       onPath("/a[/]b/i"),
       onPath("/(?i)rm/i"),
       onPath("/(?s)rm/im"),
+      // A space is a path's too: before, told to become "Application Support".
+      onPath("/Application Support/"),
+      onPath("/^Application Support/"),
     ]);
     expect(
       warnings
@@ -2392,6 +2395,7 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       // A flag the pattern sets already is not set twice.
       '$.rules[4].where["tool_input.file_path"].regex: "/(?i)rm/i": write "(?i)rm"',
       '$.rules[5].where["tool_input.file_path"].regex: "/(?s)rm/im": write "(?sim)rm"',
+      '$.rules[7].where["tool_input.file_path"].regex: "/^Application Support/": write "^Application Support"',
     ]);
   });
 
