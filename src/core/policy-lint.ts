@@ -1744,6 +1744,8 @@ const SLASH_DELIMITED = /^\/([\s\S]+)\/([dgimsuyv]*)$/;
 const PATH_KEY = /(?:^|[._])(?:path|cwd)$/;
 /** What only a regex means: an anchor just inside the slashes, or a space or a class escape. */
 const REGEX_ONLY = /^\^|(?<!\\)\$$|\s|\\[sSdDwWbB]/;
+/** Names a path is made of, with no regex syntax: a folder's or a file's (`src`, `Application Support`). */
+const PLAIN_NAME = /^[\w. -]+$/;
 
 /**
  * A `where` regex written between slashes, as JavaScript writes one (`/rm -rf/`, `/^rm/i`): the
@@ -1751,7 +1753,9 @@ const REGEX_ONLY = /^\^|(?<!\\)\$$|\s|\\[sSdDwWbB]/;
  * flags letters after the last, and it matches none of the commands it was written for. A path
  * between slashes (`/node_modules/`, `/\.git/`) is a pattern that means what it says, so only one
  * with flags, an anchor just inside its slashes, a space or `\s`, `\d`, `\w`, `\b` is told, with
- * the pattern to write (its `i`, `m` and `s` as a leading flag group, which RE2 reads).
+ * the pattern to write (its `i`, `m` and `s` as a leading flag group, which RE2 reads). On a path
+ * field a space is a path's too, and so are the letters after a plain name (`/src/ui`): its last
+ * name, not flags.
  */
 function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
@@ -1759,9 +1763,10 @@ function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: s
     const regex = inner !== null && typeof inner === "object" ? (inner as WhereOperator).regex : undefined;
     const slashed = regex === undefined ? undefined : slashDelimited(regex);
     if (slashed === undefined || (slashed.flags === "" && !REGEX_ONLY.test(slashed.body))) continue;
-    // A space is a path's as well ("/Application Support/"): on a path field, only the rest tells.
-    if (slashed.flags === "" && PATH_KEY.test(key) && !REGEX_ONLY.test(slashed.body.replace(/ /g, "")))
-      continue;
+    // On a path field, a space is a path's as well ("/Application Support/"), and the letters
+    // after a plain name its next name ("/src/ui"): told as flags, it became "(?i)src".
+    const pathLike = PATH_KEY.test(key) && !REGEX_ONLY.test(slashed.body.replace(/ /g, ""));
+    if (pathLike && (slashed.flags === "" || PLAIN_NAME.test(slashed.body))) continue;
     warn(
       `${wherePath(rule, key, nots)}.regex`,
       `${JSON.stringify(regex)} ${betweenSlashes(slashed)}, so it matches only where ${fieldName(rule, key)} holds them too: write ${JSON.stringify(slashed.meant)}`,

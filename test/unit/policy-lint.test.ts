@@ -2365,7 +2365,7 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
   });
 
-  it("says nothing of a path between slashes: one no JavaScript regex is, or one with a space on a path field", async () => {
+  it("says nothing of a path between slashes: one no JavaScript regex is, or one with a space or a last name of flag letters on a path field", async () => {
     // Before, "/proc/sys" was told to become "(?ss)proc" and "/var/log/sys" "(?ss)var/log": a "/"
     // unescaped in the body and a flag twice are no JavaScript regex.
     const onPath = (regex: string) => ({
@@ -2385,6 +2385,10 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       // A space is a path's too: before, told to become "Application Support".
       onPath("/Application Support/"),
       onPath("/^Application Support/"),
+      // A name after the last "/" made of flag letters is a path's too: before, "/src/ui" was told
+      // to become "(?i)src", which matches every src.
+      onPath("/src/ui"),
+      onPath("/home/dims"),
     ]);
     expect(
       warnings
