@@ -1,9 +1,10 @@
 /**
  * An HTTP answer's header fields as hookgate's Node clients read them, the egress guard's
  * (adapters/egress/undici.ts) and the CLI's for a gateway (adapters/gateway-client): one string a
- * name, and the words for a body that does not decode as they say, which the Workers egress uses
- * too; and for the egress guard, the codings its body came in (RFC 9110 §8.4). The CLI reads
- * those as the agent's client does instead (gateway-client/node.ts `codingsRead`).
+ * name, the codings a header names (RFC 9110 §8.4), and the words for a body that does not decode
+ * as they say, which the Workers egress uses too. The egress guard decodes those codings
+ * (undici.ts `decoded`); the CLI decodes as the agent's client does (gateway-client/node.ts
+ * `codingsRead`) and names the ones that client leaves on an answer (`leftCoded`).
  */
 import { errorMessage } from "./errors.js";
 
