@@ -174,9 +174,8 @@ function ipv4Exempts(host: string, entry: string): boolean {
   return inRange(host, address, bits === 0 ? 32 : bits);
 }
 
-/** Whether two IPv4 addresses share their first `bits` bits. */
+/** Whether two IPv4 addresses share their first `bits` bits (1 to 32, as ipv4Exempts gives them). */
 function inRange(address: string, range: string, bits: number): boolean {
-  if (!Number.isInteger(bits) || bits < 0 || bits > 32) return false;
   const value = (ip: string) => ip.split(".").reduce((n, octet) => n * 256 + Number(octet), 0);
   const size = 2 ** (32 - bits);
   return Math.floor(value(address) / size) === Math.floor(value(range) / size);
