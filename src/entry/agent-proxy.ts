@@ -115,9 +115,10 @@ export function agentProxy(
  * https_proxy then HTTPS_PROXY, and then all_proxy, ALL_PROXY; an empty variable is unset, and a
  * proxy without a scheme is an http one. no_proxy, else NO_PROXY: `*` alone, untrimmed, exempts every
  * host; entries split on commas and blanks, a name's without a leading or trailing dot, each the
- * host or a domain above it; an IP address matches one written the same or a CIDR range (IPv6 written
- * bare, `::1`: `[::1]` matches nothing); a port in an entry makes it match nothing. curl also
- * reads ~/.curlrc, which can set a proxy: not read here.
+ * host or a domain above it; an IPv4 address matches one written the same or a CIDR range, and an
+ * IPv6 one only an entry written as the URL's host is, bare (`::1`; `[::1]`, `0:0::1` and
+ * `::1/128` match nothing); a port in an entry makes it match nothing. curl also reads
+ * ~/.curlrc, which can set a proxy: not read here.
  */
 function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
   const set = (name: string) => (env[name] ? name : undefined);
@@ -153,7 +154,7 @@ function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
 /** Whether one of curl's NO_PROXY entries exempts `host` (lower case, no brackets, no trailing dot). */
 function curlExempts(host: string, entry: string): boolean {
   if (isIpv4(host)) return ipv4Exempts(host, entry);
-  if (host.includes(":")) return !entry.includes("/") && sameIPv6(host, entry);
+  // An IPv6 host is compared as a name, as curl 7.88 does: `::1` exempts [::1], `0:0::1` does not.
   // A name's entry loses one dot at its end and one at its start; an address's keeps them.
   const name = entry.replace(/\.$/, "").replace(/^\./, "");
   return host === name || host.endsWith(`.${name}`);
@@ -179,16 +180,6 @@ function inRange(address: string, range: string, bits: number): boolean {
   const value = (ip: string) => ip.split(".").reduce((n, octet) => n * 256 + Number(octet), 0);
   const size = 2 ** (32 - bits);
   return Math.floor(value(address) / size) === Math.floor(value(range) / size);
-}
-
-/** Two IPv6 addresses, however written (`::1`, `0:0::1`), the same; an entry in brackets is none. */
-function sameIPv6(host: string, entry: string): boolean {
-  if (!entry.includes(":") || entry.startsWith("[")) return false;
-  try {
-    return new URL(`http://[${entry}]`).hostname === new URL(`http://[${host}]`).hostname;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -167,6 +167,9 @@ describe("agentProxy for deepagents, whose hook is init's curl command", () => {
     ["gw.example.com:8787", http],
     ["ample.com", http],
     ["[::1]", "http://[::1]:8787/v1/hooks/deepagents"],
+    // curl 7.88 compares an IPv6 host as a name, as written: the same address written otherwise
+    // is another (before, it was taken to exempt it, and doctor said direct where curl proxied).
+    ["0:0::1", "http://[::1]:8787/v1/hooks/deepagents"],
     ["10.0.0.0/16", "http://10.1.2.3:8787/v1/hooks/deepagents"],
     // curl reads no range of 0 bits, nor of bits left out after the slash: the address alone.
     ["0.0.0.0/0", "http://10.1.2.3:8787/v1/hooks/deepagents"],
