@@ -163,8 +163,11 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
   });
 
   const injected = options.sqsClient && once(options.sqsClient);
-  /** Per region, its SQS client: the queue's and the DLQ's, one client when they share it. */
-  const clients = new Map<string, Promise<SQSClient>>();
+  /**
+   * Per region, its SQS client: the queue's and the DLQ's, one client when they share it. Built
+   * `once`, so a build that failed is tried again at the next call, as every other client here.
+   */
+  const clients = new Map<string, () => Promise<SQSClient>>();
   /**
    * The SQS client signed for `queueUrl`'s region (`createLambdaSqsClient`), made on first use: the
    * DLQ's calls too were signed for the queue's region, which SQS refuses for a DLQ of another.
@@ -175,10 +178,10 @@ export function createLambdaRuntime(options: LambdaOptions = {}): LambdaRuntime 
     const region = queueUrlRegion(queueUrl) ?? "";
     let made = clients.get(region);
     if (!made) {
-      made = createLambdaSqsClient({}, queueUrl);
+      made = once(() => createLambdaSqsClient({}, queueUrl));
       clients.set(region, made);
     }
-    return made;
+    return made();
   };
   function queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob> {
     const open = once(async () => {
