@@ -17,7 +17,7 @@ import {
 import type { Dialect } from "./hook-event.js";
 import { deepEqual } from "./json-equal.js";
 import { writeJson } from "./json-write.js";
-import { maskString, scrubbedWithout, scrubSecrets } from "./mask.js";
+import { maskString, scrubbedWithout, scrubSecrets, shownReason } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
@@ -313,14 +313,11 @@ export function parseForwardResponse(
   // reason the ask or allow gave ("please confirm" on a deny).
   // An empty reason says nothing: Claude Code tells the agent `permissionDecisionReason || reason
   // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`;
-  // so does one of nothing but the characters the agent is not handed (`scrub`), or but spaces and
-  // line ends, which `scrub` hands on as newlines: a blank reason in place of the other's.
+  // so does one of nothing but the characters the agent is not handed, or but spaces and line
+  // ends (`shownReason`): a blank reason in place of the other's.
   const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
-  const visible = (text: string | undefined) => {
-    const shown = text && scrub(text);
-    return shown?.trim() ? shown : undefined;
-  };
-  const said = (ownWon ? visible(own.reason) || visible(topReason) : visible(topReason)) || undefined;
+  const visible = (text: string | undefined) => (text === undefined ? undefined : shownReason(text, secrets));
+  const said = ownWon ? (visible(own.reason) ?? visible(topReason)) : visible(topReason);
   // Claude Code shows an ask's updatedInput in its dialog (its hooks docs), but hookgate sends a
   // rewrite only with an allow (POLICY.md): the dialog is for the call as it came, and approving
   // it runs that call. The reason the server gave may speak of the rewrite, so the user is told.

@@ -8,7 +8,7 @@ import { withoutControls } from "./escape-controls.js";
 import { honouredDecision, STOP_EVENTS } from "./event-capabilities.js";
 import { isRecord } from "./json-object.js";
 import { writeJson } from "./json-write.js";
-import { cutOutsideShapes, maskString, scrubbedWithout } from "./mask.js";
+import { cutOutsideShapes, maskString, scrubbedWithout, shownReason } from "./mask.js";
 import { err, ok, type Result } from "./result.js";
 import { capString, capStringsToFit, cut, shorten, TRUNCATION_MARKER } from "./truncate.js";
 
@@ -385,8 +385,10 @@ export function parseJudgeResponse(
   // hid it from the scrub, and a secret may hold one itself. Cut last, so a cut never leaves the
   // start of a secret. One of nothing but control characters is none, as an empty one is
   // (readVerdict).
-  const shown = scrubbedWithout(verdict.value.reason, secrets);
-  return ok({ ...verdict.value, reason: cappedReason(shown.trim() === "" ? NO_REASON : shown) });
+  return ok({
+    ...verdict.value,
+    reason: cappedReason(shownReason(verdict.value.reason, secrets) ?? NO_REASON),
+  });
 }
 
 /**

@@ -254,6 +254,17 @@ export function scrubbedWithout(
   return scrubAcross(masked.split(MASK).map(strip).join(MASK), secrets, LEFT_BY_STRIP);
 }
 
+/**
+ * A reason handed to the agent as `scrubbedWithout` leaves it, or undefined for one that says
+ * nothing once shown: empty, or nothing but what the strip drops and spaces and line ends, which
+ * it hands on as newlines. A model's verdict and a team server's answer then give their own
+ * default in its place.
+ */
+export function shownReason(text: string, secrets: readonly string[]): string | undefined {
+  const shown = scrubbedWithout(text, secrets);
+  return shown.trim() === "" ? undefined : shown;
+}
+
 /** The controls `withoutControlsButLines` keeps: tab, newline, the zero-width non-joiner and joiner. */
 const LEFT_BY_STRIP = /[\t\n\u200c\u200d]/g;
 
