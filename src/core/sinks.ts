@@ -653,13 +653,7 @@ function escapeCut(raw: string, max: number, escapeInvisible = escapeInvisibleCo
     .replace(MASKED_LINK, "]\u200b");
   const full = escapeSlack(defused);
   if (full.length <= max) return full;
-  let out = "";
-  for (const [unit] of escapedUnits(defused)) {
-    const piece = escapeSlack(unit);
-    if (out.length + piece.length + 1 > max) break;
-    out += piece;
-  }
-  return `${defuseCutEnd(out, max - 1)}…`;
+  return `${defuseCutEnd(headWithin(unitsOf(defused, escapeSlack), max - 1), max - 1)}…`;
 }
 
 function escapeSlack(text: string): string {
@@ -669,7 +663,7 @@ function escapeSlack(text: string): string {
 /** A last guard on text we assembled from already-escaped pieces, cut never inside an entity or escape. */
 function cutSection(text: string, max: number = SLACK_LIMITS.sectionText): string {
   if (text.length <= max) return text;
-  let head = headOfUnits(text, max - 1);
+  let head = headWithin(unitsOf(text), max - 1);
   const entity = head.lastIndexOf("&");
   if (entity >= 0 && !head.slice(entity).includes(";")) head = head.slice(0, entity);
   return `${defuseCutEnd(head, max - 1)}…`;
@@ -678,17 +672,25 @@ function cutSection(text: string, max: number = SLACK_LIMITS.sectionText): strin
 /** `raw` with its invisible characters escaped, cut to `max` with a "…", never inside an escape. */
 function cutPlainWithEllipsis(raw: string, max: number, escapeInvisible = escapeInvisibleControls): string {
   const text = escapeInvisible(raw);
-  return text.length <= max ? text : `${headOfUnits(text, max - 1)}…`;
+  return text.length <= max ? text : `${headWithin(unitsOf(text), max - 1)}…`;
 }
 
-/** The longest start of `text` within `max` characters that ends between two `escapedUnits`. */
-function headOfUnits(text: string, max: number): string {
+/**
+ * The longest start of `pieces` joined that is within `max` characters: every cut of a sink's
+ * text falls between two pieces, each an escape or a character as written (`unitsOf`).
+ */
+function headWithin(pieces: Iterable<string>, max: number): string {
   let head = "";
-  for (const [unit] of escapedUnits(text)) {
-    if (head.length + unit.length > max) break;
-    head += unit;
+  for (const piece of pieces) {
+    if (head.length + piece.length > max) break;
+    head += piece;
   }
   return head;
+}
+
+/** `text`'s `escapedUnits`, each as `show` writes it, so that a cut keeps an entity or escape whole. */
+function* unitsOf(text: string, show: (unit: string) => string = (unit) => unit): Generator<string> {
+  for (const [unit] of escapedUnits(text)) yield show(unit);
 }
 
 /** The sink's link with `{session_id}` filled in; only http(s), at most 1 000 characters. */
@@ -867,15 +869,10 @@ function escapeMarkdown(agentText: string, max: number, urls = true): string {
   const full = pieces.map((piece) => shown(piece.text, piece.url)).join("");
   if (full.length <= max) return full;
   // A URL cut short still ends in a character Discord links (`…`), so its head stays unescaped.
-  let out = "";
-  for (const piece of pieces) {
-    for (const [unit] of escapedUnits(piece.text)) {
-      const next = shown(unit, piece.url);
-      if (out.length + next.length + 1 > max) return `${out}…`;
-      out += next;
-    }
-  }
-  return `${out}…`;
+  const units = function* () {
+    for (const piece of pieces) yield* unitsOf(piece.text, (unit) => shown(unit, piece.url));
+  };
+  return `${headWithin(units(), max - 1)}…`;
 }
 
 /**
@@ -903,7 +900,7 @@ function discordQuote(text: string): string {
  */
 function cutMarkdown(text: string, max: number): string {
   if (text.length <= max) return text;
-  let head = headOfUnits(text, Math.max(0, max - 5));
+  let head = headWithin(unitsOf(text), Math.max(0, max - 5));
   const slashes = /\\+$/.exec(head)?.[0].length ?? 0;
   if (slashes % 2 === 1) head = head.slice(0, -1);
   const fences = head.split("```").length - 1;
