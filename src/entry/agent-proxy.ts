@@ -52,11 +52,10 @@ export function agentProxy(
   const host = url.hostname.toLowerCase();
   if (dialect.startsWith("deepagents")) return curlProxy(url, env);
   if (dialect === "deepcode") {
-    const from = (["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] as const).find(
-      (name) => env[name] !== undefined,
-    );
-    const proxy = from === undefined ? undefined : env[from];
-    if (!proxy || from === undefined) return { used: false };
+    // `??`: the first variable defined is the proxy, an empty one none.
+    const picked = firstSet(env, AGENT_PROXY_VARIABLES, (value) => value !== undefined);
+    if (!picked?.value) return { used: false };
+    const { name: from, value: proxy } = picked;
     const name = env.NO_PROXY === undefined && env.no_proxy !== undefined ? "no_proxy" : "NO_PROXY";
     const entries = (env[name] ?? "")
       .split(",")
@@ -71,11 +70,9 @@ export function agentProxy(
       ? { used: true, proxy, from, noProxy: name, starIgnored: true }
       : { used: true, proxy, from, noProxy: name };
   }
-  const source = (["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"] as const).find(
-    (name) => env[name],
-  );
-  const proxy = source === undefined ? undefined : env[source];
-  if (source === undefined || proxy === undefined) return { used: false };
+  const picked = firstSet(env, AGENT_PROXY_VARIABLES);
+  if (picked === undefined) return { used: false };
+  const { name: source, value: proxy } = picked;
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
   // A URL writes an IPv6 host in brackets; a NO_PROXY entry may not (`::1`), as curl takes it.
   const bare = host.replace(/^\[|\]$/g, "");
@@ -108,6 +105,22 @@ export function agentProxy(
   return { used: true, proxy, from: source, noProxy: name };
 }
 
+/** The variables an agent's http hook takes its proxy from, in the order it reads them. */
+const AGENT_PROXY_VARIABLES = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"];
+
+/**
+ * The first of `names` that is set in `env`, and its value. Set means not empty, as Claude Code
+ * and curl read a proxy variable; deepcode's `??` counts an empty one too.
+ */
+function firstSet(
+  env: Env,
+  names: readonly string[],
+  isSet: (value: string | undefined) => boolean = Boolean,
+): { readonly name: string; readonly value: string } | undefined {
+  const name = names.find((variable) => isSet(env[variable]));
+  return name === undefined ? undefined : { name, value: env[name] ?? "" };
+}
+
 /**
  * The proxy of deepagents' hook, init's curl command, as curl reads it (curl(1), ENVIRONMENT;
  * checked against curl 7.88's `-v`, which names the variable it used): for an http URL
@@ -121,23 +134,22 @@ export function agentProxy(
  * ~/.curlrc, which can set a proxy: not read here.
  */
 function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
-  const set = (name: string) => (env[name] ? name : undefined);
   const names =
     url.protocol === "https:"
       ? ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
       : ["http_proxy", "all_proxy", "ALL_PROXY"];
-  const source = names.find(set);
-  if (source === undefined) {
+  const picked = firstSet(env, names);
+  if (picked === undefined) {
     const read =
       url.protocol === "https:"
         ? "https_proxy or HTTPS_PROXY for an https URL"
         : "http_proxy for an http URL";
     const others =
       url.protocol === "https:" ? ["http_proxy", "HTTP_PROXY"] : ["HTTP_PROXY", "https_proxy", "HTTPS_PROXY"];
-    const name = others.find(set);
-    return name === undefined ? { used: false } : { used: false, unread: { name, read } };
+    const unread = firstSet(env, others);
+    return unread === undefined ? { used: false } : { used: false, unread: { name: unread.name, read } };
   }
-  const proxy = env[source] as string;
+  const { name: source, value: proxy } = picked;
   const noProxy = env.no_proxy ? "no_proxy" : "NO_PROXY";
   const list = env[noProxy] ?? "";
   const host = url.hostname
