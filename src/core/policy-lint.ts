@@ -1394,14 +1394,19 @@ function ifTools(ifRules: readonly PermissionRule[]): ReadonlySet<string> | unde
 
 /** Enforcing `decide: deny` (or block) rules with no condition but their `on` and matcher. */
 function unconditionalDenies(policy: Policy): CompiledRule[] {
-  return policy.rules.filter(
-    (r) =>
-      r.mode === "enforce" &&
-      r.action.kind === "decide" &&
-      (r.action.decision === "deny" || r.action.decision === "block") &&
-      r.ifRules === undefined &&
-      r.where.length === 0 &&
-      r.teams === undefined,
+  return policy.rules.filter(deniesUnconditionally);
+}
+
+/** An enforcing `decide: deny` (or block) with no condition but its `on` and perhaps a matcher. */
+function deniesUnconditionally(rule: CompiledRule): boolean {
+  const action = rule.action;
+  return (
+    rule.mode === "enforce" &&
+    action.kind === "decide" &&
+    (action.decision === "deny" || action.decision === "block") &&
+    rule.ifRules === undefined &&
+    rule.where.length === 0 &&
+    rule.teams === undefined
   );
 }
 
@@ -1724,11 +1729,8 @@ function lintTimeoutInSeconds(rule: CompiledRule, warn: (path: string, message: 
  * first policy's deny written without the condition it meant.
  */
 function lintDeniesEveryTool(rule: CompiledRule, warn: (path: string, message: string) => void): void {
-  const action = rule.action;
-  if (rule.mode !== "enforce" || action.kind !== "decide") return;
+  if (!deniesUnconditionally(rule) || rule.matcher !== undefined) return;
   if (rule.events !== "*" && !rule.events.includes("PreToolUse")) return;
-  if (honouredDecision("PreToolUse", action.decision) !== "deny") return;
-  if (rule.matcher !== undefined || rule.ifRules || rule.where.length > 0 || rule.teams) return;
   // `"matcher": "*"` names every tool on purpose (a release freeze): it was told all the same,
   // with no way to say so.
   if (rule.document.matcher === "*") return;
@@ -1753,25 +1755,31 @@ const PLAIN_NAME = /^[\w. -]+$/;
  * flags letters after the last, and it matches none of the commands it was written for. A path
  * between slashes (`/node_modules/`, `/\.git/`) is a pattern that means what it says, so only one
  * with flags, an anchor just inside its slashes, a space or `\s`, `\d`, `\w`, `\b` is told, with
- * the pattern to write (its `i`, `m` and `s` as a leading flag group, which RE2 reads). On a path
- * field a space is a path's too, and so are the letters after a plain name (`/src/ui`): its last
- * name, not flags.
+ * the pattern to write (its `i`, `m` and `s` as a leading flag group, which RE2 reads); on a path
+ * field, less is (`meansRegex`).
  */
 function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const { inner, nots } = underNots(condition);
     const regex = inner !== null && typeof inner === "object" ? (inner as WhereOperator).regex : undefined;
     const slashed = regex === undefined ? undefined : slashDelimited(regex);
-    if (slashed === undefined || (slashed.flags === "" && !REGEX_ONLY.test(slashed.body))) continue;
-    // On a path field, a space is a path's as well ("/Application Support/"), and the letters
-    // after a plain name its next name ("/src/ui"): told as flags, it became "(?i)src".
-    const pathLike = PATH_KEY.test(key) && !REGEX_ONLY.test(slashed.body.replace(/ /g, ""));
-    if (pathLike && (slashed.flags === "" || PLAIN_NAME.test(slashed.body))) continue;
+    if (slashed === undefined || !meansRegex(slashed, PATH_KEY.test(key))) continue;
     warn(
       `${wherePath(rule, key, nots)}.regex`,
       `${JSON.stringify(regex)} ${betweenSlashes(slashed)}, so it matches only where ${fieldName(rule, key)} holds them too: write ${JSON.stringify(slashed.meant)}`,
     );
   }
+}
+
+/**
+ * Whether what is written between slashes is a regex and its flags, not a path: one with flags, or
+ * with an anchor just inside its slashes, a space or a class escape (`REGEX_ONLY`). On a path
+ * field a space is a path's as well ("/Application Support/"), and the letters after a plain name
+ * its last name ("/src/ui"): told as flags, it became "(?i)src".
+ */
+function meansRegex({ body, flags }: SlashDelimited, onPath: boolean): boolean {
+  if (!onPath) return flags !== "" || REGEX_ONLY.test(body);
+  return REGEX_ONLY.test(body.replace(/ /g, "")) || (flags !== "" && !PLAIN_NAME.test(body));
 }
 
 /**
