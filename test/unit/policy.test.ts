@@ -934,151 +934,87 @@ describe("schema messages that say what to fix (a hunt)", () => {
     expect(messages.join("\n")).not.toMatch(/SECRET|123456789/);
   });
 
-  it("says a where condition nested as the event nests it is written with a dotted path, once per condition", async () => {
-    // A hunt of the messages: `"tool_input": {"command": "ls"}` read `unknown key "command"` and
-    // again "an operator object takes exactly one of ...", never what to write.
-    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
-    expect(
-      await messagesOf({
-        rules: [
-          {
-            id: "a",
-            on: "PreToolUse",
-            decide: "deny",
-            where: {
-              tool_input: { command: "ls" },
-              cwd: { regex: "^/srv", glb: "x" },
-              x: { not: { is: 1 } },
-            },
-          },
-        ],
-      }),
-    ).toEqual([
-      `$.rules[0].where.tool_input: unknown key "command": a where condition is a literal or an object with one of ${operators}; to test a field inside "tool_input", write its dotted path as the where key: "tool_input.command"`,
-      `$.rules[0].where.cwd: unknown key "glb" (did you mean "glob"?): a where condition is a literal or an object with one of ${operators}`,
-      `$.rules[0].where.x.not: unknown key "is": a where condition is a literal or an object with one of ${operators}`,
-    ]);
-  });
+  const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
 
-  it("names the operator a mistyped one means, rather than only a dotted path that never holds", async () => {
-    // `{"regx": "^/srv"}` was read as a field nested in the condition: the message said to write
-    // `"cwd.regx"` as the where key, which loads as a condition on a field no event has.
-    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
-    expect(
-      await messagesOf({
-        rules: [
-          {
-            id: "a",
-            on: "PreToolUse",
-            decide: "deny",
-            where: {
-              cwd: { regx: "^/srv" },
-              "tool_input.command": { startswith: "rm" },
-              x: { not: { exist: true } },
-              y: { IN: [1] },
-              z: { regex: "^a", glb: "x" },
-            },
-          },
-        ],
-      }),
-    ).toEqual([
-      `$.rules[0].where.cwd: unknown key "regx" (did you mean "regex"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "cwd", write its dotted path as the where key: "cwd.regx"`,
-      `$.rules[0].where["tool_input.command"]: unknown key "startswith" (did you mean "startsWith"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "tool_input.command", write its dotted path as the where key: "tool_input.command.startswith"`,
-      `$.rules[0].where.x.not: unknown key "exist" (did you mean "exists"?): a where condition is a literal or an object with one of ${operators}`,
-      `$.rules[0].where.y: unknown key "IN" (did you mean "in"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "y", write its dotted path as the where key: "y.IN"`,
-      `$.rules[0].where.z: unknown key "glb" (did you mean "glob"?): a where condition is a literal or an object with one of ${operators}`,
-    ]);
-  });
-
-  it("says a negation written as one key is not around the operator, with no dotted path", async () => {
-    // `{"notin": […]}` listed the operators, then said to write "tool_input.command.notin" as a
-    // where key: a field no event has, a condition that loads and never holds.
-    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
-    expect(
-      await messagesOf({
-        rules: [
-          {
-            id: "a",
-            on: "PreToolUse",
-            decide: "deny",
-            where: {
-              "tool_input.command": { notin: ["ls", "pwd"] },
-              cwd: { not_startsWith: "/srv" },
-              tool_input: { notEquals: 1 },
-            },
-          },
-        ],
-      }),
-    ).toEqual([
-      `$.rules[0].where["tool_input.command"]: unknown key "notin" (did you mean {"not": {"in": …}}?): a where condition is a literal or an object with one of ${operators}`,
-      `$.rules[0].where.cwd: unknown key "not_startsWith" (did you mean {"not": {"startsWith": …}}?): a where condition is a literal or an object with one of ${operators}`,
-      `$.rules[0].where.tool_input: unknown key "notEquals" (did you mean {"not": {"equals": …}}?): a where condition is a literal or an object with one of ${operators}`,
-    ]);
-  });
-
-  it("writes a regex's flags given beside it inside it, as RE2 reads them", async () => {
-    // Before, `unknown key "flags"` alone: JavaScript's RegExp takes its flags so.
-    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
-    expect(
-      await messagesOf({
-        rules: [
-          {
-            id: "a",
-            on: "PreToolUse",
-            decide: "deny",
-            where: {
-              "tool_input.command": { regex: "rm -rf", flags: "gi" },
-              cwd: { glob: "/srv/**", flags: "i" },
-            },
-          },
-        ],
-      }),
-    ).toEqual([
-      `$.rules[0].where["tool_input.command"]: unknown key "flags" (did you mean {"regex": "(?i)rm -rf"}?): a where condition is a literal or an object with one of ${operators}`,
-      `$.rules[0].where.cwd: unknown key "flags": a where condition is a literal or an object with one of ${operators}`,
-    ]);
-  });
-
-  it("names no operator the condition already has as the one a mistyped key means", async () => {
-    // `{"regex": "^/srv", "regx": "b"}` was told `did you mean "regex"?`: renamed so, the
-    // condition would hold "regex" twice.
-    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
-    expect(
-      await messagesOf({
-        rules: [
-          {
-            id: "a",
-            on: "PreToolUse",
-            decide: "deny",
-            where: { cwd: { regex: "^/srv", regx: "b" }, y: { in: [1], IN: [2] } },
-          },
-        ],
-      }),
-    ).toEqual([
-      `$.rules[0].where.cwd: unknown key "regx": a where condition is a literal or an object with one of ${operators}`,
-      `$.rules[0].where.y: unknown key "IN": a where condition is a literal or an object with one of ${operators}`,
-    ]);
-  });
-
-  it("names no operator for a key whose own value is a condition: it is a field, written nested", async () => {
-    // MultiEdit's `tool_input.edits` is two edits from `exists`: `{"edits": {"contains": "x"}}`
-    // was answered "did you mean "exists"?", which takes true or false, not a condition.
-    const operators = "equals, regex, glob, contains, startsWith, in, exists, not";
-    expect(
-      await messagesOf({
-        rules: [
-          {
-            id: "a",
-            on: "PreToolUse",
-            decide: "deny",
-            where: { tool_input: { edits: { contains: "x" } }, y: { NOT: { exists: true } } },
-          },
-        ],
-      }),
-    ).toEqual([
-      `$.rules[0].where.tool_input: unknown key "edits": a where condition is a literal or an object with one of ${operators}; to test a field inside "tool_input", write its dotted path as the where key: "tool_input.edits"`,
-      `$.rules[0].where.y: unknown key "NOT" (did you mean "not"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "y", write its dotted path as the where key: "y.NOT"`,
-    ]);
+  it.each<[says: string, where: Record<string, unknown>, messages: string[]]>([
+    [
+      // A hunt of the messages: `"tool_input": {"command": "ls"}` read `unknown key "command"` and
+      // again "an operator object takes exactly one of ...", never what to write.
+      "a where condition nested as the event nests it is written with a dotted path, once per condition",
+      { tool_input: { command: "ls" }, cwd: { regex: "^/srv", glb: "x" }, x: { not: { is: 1 } } },
+      [
+        `$.rules[0].where.tool_input: unknown key "command": a where condition is a literal or an object with one of ${operators}; to test a field inside "tool_input", write its dotted path as the where key: "tool_input.command"`,
+        `$.rules[0].where.cwd: unknown key "glb" (did you mean "glob"?): a where condition is a literal or an object with one of ${operators}`,
+        `$.rules[0].where.x.not: unknown key "is": a where condition is a literal or an object with one of ${operators}`,
+      ],
+    ],
+    [
+      // `{"regx": "^/srv"}` was read as a field nested in the condition: the message said to write
+      // `"cwd.regx"` as the where key, which loads as a condition on a field no event has.
+      "the operator a mistyped one means, rather than only a dotted path that never holds",
+      {
+        cwd: { regx: "^/srv" },
+        "tool_input.command": { startswith: "rm" },
+        x: { not: { exist: true } },
+        y: { IN: [1] },
+        z: { regex: "^a", glb: "x" },
+      },
+      [
+        `$.rules[0].where.cwd: unknown key "regx" (did you mean "regex"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "cwd", write its dotted path as the where key: "cwd.regx"`,
+        `$.rules[0].where["tool_input.command"]: unknown key "startswith" (did you mean "startsWith"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "tool_input.command", write its dotted path as the where key: "tool_input.command.startswith"`,
+        `$.rules[0].where.x.not: unknown key "exist" (did you mean "exists"?): a where condition is a literal or an object with one of ${operators}`,
+        `$.rules[0].where.y: unknown key "IN" (did you mean "in"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "y", write its dotted path as the where key: "y.IN"`,
+        `$.rules[0].where.z: unknown key "glb" (did you mean "glob"?): a where condition is a literal or an object with one of ${operators}`,
+      ],
+    ],
+    [
+      // `{"notin": […]}` listed the operators, then said to write "tool_input.command.notin" as a
+      // where key: a field no event has, a condition that loads and never holds.
+      "a negation written as one key is not around the operator, with no dotted path",
+      {
+        "tool_input.command": { notin: ["ls", "pwd"] },
+        cwd: { not_startsWith: "/srv" },
+        tool_input: { notEquals: 1 },
+      },
+      [
+        `$.rules[0].where["tool_input.command"]: unknown key "notin" (did you mean {"not": {"in": …}}?): a where condition is a literal or an object with one of ${operators}`,
+        `$.rules[0].where.cwd: unknown key "not_startsWith" (did you mean {"not": {"startsWith": …}}?): a where condition is a literal or an object with one of ${operators}`,
+        `$.rules[0].where.tool_input: unknown key "notEquals" (did you mean {"not": {"equals": …}}?): a where condition is a literal or an object with one of ${operators}`,
+      ],
+    ],
+    [
+      // Before, `unknown key "flags"` alone: JavaScript's RegExp takes its flags so.
+      "a regex's flags given beside it are written inside it, as RE2 reads them",
+      { "tool_input.command": { regex: "rm -rf", flags: "gi" }, cwd: { glob: "/srv/**", flags: "i" } },
+      [
+        `$.rules[0].where["tool_input.command"]: unknown key "flags" (did you mean {"regex": "(?i)rm -rf"}?): a where condition is a literal or an object with one of ${operators}`,
+        `$.rules[0].where.cwd: unknown key "flags": a where condition is a literal or an object with one of ${operators}`,
+      ],
+    ],
+    [
+      // `{"regex": "^/srv", "regx": "b"}` was told `did you mean "regex"?`: renamed so, the
+      // condition would hold "regex" twice.
+      "no operator the condition already has is the one a mistyped key means",
+      { cwd: { regex: "^/srv", regx: "b" }, y: { in: [1], IN: [2] } },
+      [
+        `$.rules[0].where.cwd: unknown key "regx": a where condition is a literal or an object with one of ${operators}`,
+        `$.rules[0].where.y: unknown key "IN": a where condition is a literal or an object with one of ${operators}`,
+      ],
+    ],
+    [
+      // MultiEdit's `tool_input.edits` is two edits from `exists`: `{"edits": {"contains": "x"}}`
+      // was answered "did you mean "exists"?", which takes true or false, not a condition.
+      "no operator is named for a key whose own value is a condition: it is a field, written nested",
+      { tool_input: { edits: { contains: "x" } }, y: { NOT: { exists: true } } },
+      [
+        `$.rules[0].where.tool_input: unknown key "edits": a where condition is a literal or an object with one of ${operators}; to test a field inside "tool_input", write its dotted path as the where key: "tool_input.edits"`,
+        `$.rules[0].where.y: unknown key "NOT" (did you mean "not"?): a where condition is a literal or an object with one of ${operators}; or, to test a field inside "y", write its dotted path as the where key: "y.NOT"`,
+      ],
+    ],
+  ])("says what a where condition's unknown key means: %s", async (_, where, messages) => {
+    expect(await messagesOf({ rules: [{ id: "a", on: "PreToolUse", decide: "deny", where }] })).toEqual(
+      messages,
+    );
   });
 
   it("says a matcher written as a list is one string, its names joined with |", async () => {
