@@ -29,97 +29,75 @@ describe("loadPolicy", () => {
     ]);
   });
 
-  it("says where invalid JSON breaks by line and column, not by character offset", async () => {
-    // V8 gives a trailing comma, a missing colon or a raw newline in a string as "at position N".
-    const cases: [string, string][] = [
-      [
-        '{"version": 1,\n  "rules": [\n    {"id": "a",}]}',
-        "Expected double-quoted property name at line 3, column 16: JSON takes no comma before } or ]; delete it",
-      ],
-      ['{\n"version" 1}', "Expected ':' after property name at line 2, column 11"],
-      [
-        '{"version": 1, "rules": []}\n{"version": 1}',
-        "Unexpected non-whitespace character after JSON at line 2, column 1",
-      ],
-      [
-        '{"version": 1, "rules": [{"id": "a\nb"}]}',
-        "Bad control character in string literal at line 1, column 35",
-      ],
-    ];
-    for (const [text, expected] of cases) {
-      expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
-    }
-  });
+  const hint =
+    "which looks like a space or like nothing but is no JSON whitespace; type a space or delete it";
 
-  it("says what JSON refuses that an editor or JSONC allows: a comment, a trailing comma, an empty file", async () => {
-    // Before, a comment or a comma before } was "Expected
-    // double-quoted property name", and an empty file "Unexpected end of JSON input".
-    const cases: [string, string][] = [
-      [
-        '{"version": 1,\n // no rm\n "rules": []}',
-        "Expected double-quoted property name at line 2, column 2: JSON has no comments; delete it",
-      ],
-      [
-        '{"version": 1, /* c */ "rules": []}',
-        "Expected double-quoted property name at line 1, column 16: JSON has no comments; delete it",
-      ],
-      [
-        '{"version": 1, "rules": [],\n}',
-        "Expected double-quoted property name at line 2, column 1: JSON takes no comma before } or ]; delete it",
-      ],
-      [
-        '{"version": 1, "rules": [{"id": "a", "on": "Stop", "decide": "block"},\n]}',
-        "Unexpected token ']' at line 2, column 1: JSON takes no comma before } or ]; delete it",
-      ],
-      [" \n", "it is empty"],
-    ];
-    for (const [text, expected] of cases) {
-      expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
-    }
-  });
-
-  it("names a character that looks like a space or like nothing, which JSON does not take as whitespace", async () => {
+  // What follows "is not valid JSON: " in the first problem a text JSON.parse refuses gives.
+  it.each<[text: string, expected: string]>([
+    // Where it breaks, by line and column: V8 gives a trailing comma, a missing colon or a raw
+    // newline in a string as "at position N".
+    [
+      '{"version": 1,\n  "rules": [\n    {"id": "a",}]}',
+      "Expected double-quoted property name at line 3, column 16: JSON takes no comma before } or ]; delete it",
+    ],
+    ['{\n"version" 1}', "Expected ':' after property name at line 2, column 11"],
+    [
+      '{"version": 1, "rules": []}\n{"version": 1}',
+      "Unexpected non-whitespace character after JSON at line 2, column 1",
+    ],
+    [
+      '{"version": 1, "rules": [{"id": "a\nb"}]}',
+      "Bad control character in string literal at line 1, column 35",
+    ],
+    // What JSON refuses that an editor or JSONC allows: before, a comment or a comma before } was
+    // "Expected double-quoted property name", and an empty file "Unexpected end of JSON input".
+    [
+      '{"version": 1,\n // no rm\n "rules": []}',
+      "Expected double-quoted property name at line 2, column 2: JSON has no comments; delete it",
+    ],
+    [
+      '{"version": 1, /* c */ "rules": []}',
+      "Expected double-quoted property name at line 1, column 16: JSON has no comments; delete it",
+    ],
+    [
+      '{"version": 1, "rules": [],\n}',
+      "Expected double-quoted property name at line 2, column 1: JSON takes no comma before } or ]; delete it",
+    ],
+    [
+      '{"version": 1, "rules": [{"id": "a", "on": "Stop", "decide": "block"},\n]}',
+      "Unexpected token ']' at line 2, column 1: JSON takes no comma before } or ]; delete it",
+    ],
+    [" \n", "it is empty"],
+    // A character that looks like a space or like nothing, which JSON does not take as whitespace:
     // JSON pasted from a web page or a chat brings no-break and zero-width spaces. Before, V8's
     // words alone: "Expected double-quoted property name at line 2, column 1" before what reads
     // as a space, or "Unexpected token ' '" quoting it.
-    const hint =
-      "which looks like a space or like nothing but is no JSON whitespace; type a space or delete it";
-    const cases: [string, string][] = [
-      [
-        '{"version": 1,\n\u00a0"rules": []}',
-        `Expected double-quoted property name at line 2, column 1: U+00A0 is there, ${hint}`,
-      ],
-      [
-        `{"version": 1,\n "rules": [${" ".repeat(20)}\u200b]}`,
-        `Unexpected character U+200B at line 2, column 32: U+200B is there, ${hint}`,
-      ],
-      ['{"version":\u200b1}', "Unexpected character U+200B"],
-    ];
-    for (const [text, expected] of cases) {
-      expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
-    }
-  });
-
-  it("says to write a straight double quote for a typographic or a single one", async () => {
+    [
+      '{"version": 1,\n\u00a0"rules": []}',
+      `Expected double-quoted property name at line 2, column 1: U+00A0 is there, ${hint}`,
+    ],
+    [
+      `{"version": 1,\n "rules": [${" ".repeat(20)}\u200b]}`,
+      `Unexpected character U+200B at line 2, column 32: U+200B is there, ${hint}`,
+    ],
+    ['{"version":\u200b1}', "Unexpected character U+200B"],
+    // A straight double quote to write for a typographic or a single one:
     // JSON pasted from a document or a chat brings “curly” quotes, which read as double quotes;
     // before, V8's words alone: "Expected double-quoted property name", or "Unexpected token '''".
-    const cases: [string, string][] = [
-      [
-        '{"version": 1,\n \u201crules\u201d: []}',
-        'Expected double-quoted property name at line 2, column 2: \u201c is a typographic quote; JSON takes only the straight " around a string, so write " in its place',
-      ],
-      [
-        '{"version": 1, "rules": [],\n "$schema": \u2018x\u2019}',
-        "Unexpected token '\u2018' at line 2, column 13: \u2018 is a typographic quote; JSON takes only the straight \" around a string, so write \" in its place",
-      ],
-      [
-        `{"version": 1, "rules": [],\n "$schema": 'x'}`,
-        `Unexpected token ''' at line 2, column 13: ' is a single quote; JSON takes only the straight " around a string, so write " in its place`,
-      ],
-    ];
-    for (const [text, expected] of cases) {
-      expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
-    }
+    [
+      '{"version": 1,\n \u201crules\u201d: []}',
+      'Expected double-quoted property name at line 2, column 2: \u201c is a typographic quote; JSON takes only the straight " around a string, so write " in its place',
+    ],
+    [
+      '{"version": 1, "rules": [],\n "$schema": \u2018x\u2019}',
+      "Unexpected token '\u2018' at line 2, column 13: \u2018 is a typographic quote; JSON takes only the straight \" around a string, so write \" in its place",
+    ],
+    [
+      `{"version": 1, "rules": [],\n "$schema": 'x'}`,
+      `Unexpected token ''' at line 2, column 13: ' is a single quote; JSON takes only the straight " around a string, so write " in its place`,
+    ],
+  ])("says of invalid JSON %j: %s", async (text, expected) => {
+    expect((await problemsOf(text))[0]?.message).toBe(`is not valid JSON: ${expected}`);
   });
 
   it("says when the policy is JSON encoded twice: a string that holds the policy's JSON", async () => {
