@@ -51,6 +51,9 @@ export default defineProject({
             maxBatchTimeout: 0,
             maxRetries: 3,
             deadLetterQueue: "hookgate-contract-dlq",
+            // wrangler.toml's retry_delay: a message the consumer retries with delaySeconds 0
+            // (a retry at once) comes back at once, not after it, or the suite times out.
+            retryDelay: 300,
           },
           "hookgate-contract-dlq": { maxBatchSize: 10, maxBatchTimeout: 0 },
         },
