@@ -889,12 +889,12 @@ describe("sqlite queue, a delivery settled while another process holds the file 
     // A turn's commit with an ack waits for a lock a moment; the sends and leases beside it, once
     // it failed, were tried on the next turn with the whole busy timeout only if no delivery
     // ended in that turn too: a lock held past two such turns rejected the journal's intake.
-    let onWait = () => {};
+    let afterCall = () => {};
     const { queue, connection } = openWithConnection({
       owner: "serve",
       now: () => clock,
       busyTimeoutMs: 60_000,
-      onSettleWait: () => onWait(),
+      afterCall: () => afterCall(),
     });
     await queue.send([
       { id: "a", body: { n: 1 } },
@@ -906,10 +906,11 @@ describe("sqlite queue, a delivery settled while another process holds the file 
     whenDone(() => other.close());
     other.exec("BEGIN IMMEDIATE");
     let secondAcked: Promise<boolean> | undefined;
-    // The first ack's commit failed on the lock (the send beside it is tried on the next turn):
-    // the lock is let go, and the other delivery ends, its ack in that next turn.
-    onWait = () => {
-      onWait = () => {};
+    // The first ack's commit fails on the lock (the send beside it is tried on the next turn): as
+    // that call ends, the lock is let go and the other delivery ends, its ack in that next turn by
+    // the queue's own order, not by when the first ack's failure is told.
+    afterCall = () => {
+      afterCall = () => {};
       other.exec("COMMIT");
       secondAcked = queue.ack(second);
     };
