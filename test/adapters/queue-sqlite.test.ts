@@ -927,6 +927,39 @@ describe("sqlite queue, a delivery settled while another process holds the file 
     expect(queue.stats().jobs).toBe(1);
   });
 
+  it("waits the whole busy timeout once in a turn at most: new sends beside a send's second try wait a moment", async () => {
+    // A send's second try waits the whole busy timeout; the new sends of its turn waited it again,
+    // and a turn of both on a locked file held the delivery thread twice over (10 s in serve).
+    // Real waits, told apart by the busy timeout in force as each commit begins.
+    const busyMs = SHORT_BUSY_MS + 50;
+    let afterCall = () => {};
+    const { queue, connection } = openWithConnection({
+      owner: "serve",
+      now: () => clock,
+      busyTimeoutMs: busyMs,
+      afterCall: () => afterCall(),
+    });
+    const other = new Database(path);
+    whenDone(() => other.close());
+    other.exec("BEGIN IMMEDIATE");
+    let calls = 0;
+    let later: Promise<void> | undefined;
+    afterCall = () => {
+      calls += 1;
+      // The first send's commit failed on the lock: a new send comes in before its second try.
+      if (calls === 1) later = queue.send([{ id: "b", body: { n: 2 } }]);
+      // The new send's commit, after the second try failed: the lock is let go before its own.
+      if (calls === 3) other.exec("COMMIT");
+    };
+    const statements = await statementsRunWithBusyTimeouts(connection, async () => {
+      await expect(queue.send([{ id: "a", body: { n: 1 } }])).rejects.toThrow(/locked|busy/i);
+      await later;
+    });
+    const begins = statements.filter((s) => s.sql === "BEGIN IMMEDIATE").map((s) => s.busyMs);
+    expect(begins).toEqual([busyMs, busyMs, SHORT_BUSY_MS, busyMs]);
+    expect(queue.stats().jobs).toBe(1);
+  });
+
   it.each(settles)(
     "%s: is given up once stopWaiting is called, its job left leased for the next process",
     async (_kind, settle) => {

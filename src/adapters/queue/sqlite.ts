@@ -770,10 +770,17 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     // The sends and leases on their second try go in on their own, first, with the whole busy
     // timeout: in one commit with the turn's acks they waited a moment again, and a lock held past
     // two turns in a row in which deliveries ended rejected them (the journal's intake).
-    commitBatch(batch.filter((b) => b.tries > 0));
-    commitBatch(batch.filter((b) => b.tries === 0));
+    const again = batch.filter((b) => b.tries > 0);
+    commitBatch(again, false);
+    // The rest wait a moment then, as a commit with an ack does: a turn waits the whole busy
+    // timeout once at most. Waiting it again, a turn of second tries and new sends on a locked
+    // file held the delivery thread 10 s; those that fail have their second try next turn.
+    commitBatch(
+      batch.filter((b) => b.tries === 0),
+      again.length > 0,
+    );
   };
-  const commitBatch = (batch: readonly Waiting[]) => {
+  const commitBatch = (batch: readonly Waiting[], brief: boolean) => {
     if (batch.length === 0) return;
     let committed: ReturnType<typeof commitAll>;
     // A commit with an ack waits for a lock SHORT_BUSY_MS at most, as a retry, hold or dead letter
@@ -783,7 +790,7 @@ export function createSqliteQueue<T>(options: SqliteQueueOptions): SqliteQueue<T
     // their next turn's try with the whole busy timeout (`commitWaiting`); an ack has none.
     const commit = () => commitAll.immediate(batch);
     try {
-      committed = calling(() => (batch.some((b) => b.ack) ? briefly(commit) : commit()));
+      committed = calling(() => (brief || batch.some((b) => b.ack) ? briefly(commit) : commit()));
     } catch (e) {
       for (const b of batch) {
         if (b.tries === 0 && !b.ack && db.open) enqueueWork({ ...b, tries: 1 });
