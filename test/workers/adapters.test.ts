@@ -283,7 +283,7 @@ describe("the KV session store", () => {
 
   it("names no older call in another isolate after a key's write was refused, until the key's next call", async () => {
     const id = crypto.randomUUID();
-    await store().rememberTool([id], { toolName: "Bash", summary: "ls" }, 1);
+    await store().rememberTool([id], { toolName: "Bash", summary: "ls" }, 1_000);
     // KV takes one write a second per key: an agent's next call, a moment later, is refused (429).
     const refusing: KvNamespaceLike = {
       get: (key, type) => env.HOOKGATE_SESSIONS.get(key, type),
@@ -293,13 +293,46 @@ describe("the KV session store", () => {
           : env.HOOKGATE_SESSIONS.put(key, value, options),
     };
     await expect(
-      createKvSessionStore(refusing).rememberTool([id], { toolName: "Bash", summary: "rm -rf build" }, 2),
+      createKvSessionStore(refusing).rememberTool([id], { toolName: "Bash", summary: "rm -rf build" }, 1_500),
     ).rejects.toThrow("429 Too Many Requests");
     // Another isolate's store, which saw no write fail: the key still holds `ls`, not the call asked
     // about, and says its latest call was refused (for a prompt naming its tool, none of another's).
-    expect(await store().lastTool(id, 3)).toBe("refused");
-    await store().rememberTool([id], { toolName: "Read", summary: "a.txt" }, 4);
-    expect(await store().lastTool(id, 5)).toEqual({ toolName: "Read", summary: "a.txt" });
+    expect(await store().lastTool(id, 1_600)).toBe("refused");
+    // The key's next call, once the mark no longer covers it (`MARK_COVERS_MS`).
+    await store().rememberTool([id], { toolName: "Read", summary: "a.txt" }, 4_000);
+    expect(await store().lastTool(id, 4_100)).toEqual({ toolName: "Read", summary: "a.txt" });
+  });
+
+  it("names no call written just after a mark, as KV refuses the next mark for a second too", async () => {
+    // KV's one write a second per key, by the time each call is made: the mark's key takes it too.
+    // A refused call marked, the next call written, and the one after refused with its mark: the
+    // key held the call before the one a prompt asks about, and the mark said older than it.
+    const id = crypto.randomUUID();
+    let now = 0;
+    const lastPut = new Map<string, number>();
+    const oneWriteASecond: KvNamespaceLike = {
+      get: (key, type) => env.HOOKGATE_SESSIONS.get(key, type),
+      put(key, value, options) {
+        const last = lastPut.get(key);
+        if (last !== undefined && now - last < 1000)
+          return Promise.reject(new Error("KV PUT failed: 429 Too Many Requests"));
+        lastPut.set(key, now);
+        return env.HOOKGATE_SESSIONS.put(key, value, options);
+      },
+    };
+    const call = (summary: string, at: number) => {
+      now = at;
+      return createKvSessionStore(oneWriteASecond).rememberTool([id], { toolName: "Bash", summary }, at);
+    };
+    await call("ls", 0);
+    await expect(call("rm -rf build", 900)).rejects.toThrow("429");
+    await call("cat a.txt", 1_050);
+    await expect(call("rm -rf dist", 1_500)).rejects.toThrow("429");
+    expect(lastPut.get(`toolfail:${id}`)).toBe(900);
+    // Another isolate's prompt for the last call: not `cat a.txt`, which it is not.
+    expect(await store().lastTool(id, 1_600)).toBe("refused");
+    await call("echo done", 3_000);
+    expect(await store().lastTool(id, 3_100)).toEqual({ toolName: "Bash", summary: "echo done" });
   });
 
   it("writes with a one-day TTL and rejects when the write fails, for the notifier to tell", async () => {

@@ -5,7 +5,7 @@
  * seen in another location, and a key takes one write a second, so of a session's tool calls
  * started within one second (an agent's parallel calls) the first may be the one remembered, and
  * a call whose write is refused is marked under a key of its own, so that no isolate names the
- * older one for it (`refusedKey`). The events of one session normally reach one location seconds
+ * older one for it (`refusedKey`), nor one written just after the mark (`MARK_COVERS_MS`). The events of one session normally reach one location seconds
  * apart. Nothing here counts or decides:
  * remembering is best effort, after the answer; a failed read or write rejects, as the other
  * stores' do, and the notifier logs it (once a minute while it goes on) and sends the notification
@@ -23,6 +23,15 @@ export interface KvNamespaceLike {
 
 /** How long KV keeps what is written: one day, like the SQLite store's retention on Node. */
 const TTL_SECONDS = 24 * 3600;
+
+/**
+ * How long after a mark's time a call written under its key is not given either: KV takes one
+ * write a second on the mark's key too, so a later refused call's mark may be refused within a
+ * second of it, leaving it older than a call written in between (the one before the call a prompt
+ * asks about); and a second more for the time from a call to its mark's write. A call written that
+ * soon after a mark is given as none, not taken for the next.
+ */
+const MARK_COVERS_MS = 2000;
 
 /** A key is a prefix of at most 12 bytes and the notifier's key of at most 400 (the team and the id, notify.ts `MAX_ID_BYTES`): under KV's 512. */
 const keyOf = (prefix: string, id: string) => `${prefix}:${id}`;
@@ -60,7 +69,8 @@ export function createKvSessionStore(kv: KvNamespaceLike): SessionStore {
     },
     async lastTool(sessionId, _at, writtenAfter = Number.NEGATIVE_INFINITY) {
       const [value, refused] = await Promise.all([get(toolKey(sessionId)), get(refusedKey(sessionId))]);
-      const after = typeof refused?.at === "number" ? Math.max(writtenAfter, refused.at) : writtenAfter;
+      const after =
+        typeof refused?.at === "number" ? Math.max(writtenAfter, refused.at + MARK_COVERS_MS) : writtenAfter;
       const toolName = value?.toolName;
       const summary = value?.summary;
       // One an earlier hookgate wrote carries no time: of unknown age, given only without a bound.
