@@ -236,6 +236,41 @@ describe("README's output of the example policy", () => {
     expect(shown).toEqual([...cases.map((c) => `PASS  ${c.name}`), `${cases.length} passed, 0 failed`]);
   });
 
+  // The candidate's run of the example's tests is cut short with "…", but each line it shows, the
+  // count of cases passed and failed too, is one `hookgate test` prints now, in its order: a case
+  // added to examples/policy.test.json changes that count.
+  it("shows lines the candidate's run of hookgate test prints now", async () => {
+    const { policyTestCommand } = await import("../../src/entry/policy-test.js");
+    const args = ["test/fixtures/replay/policy.candidate.json", "examples/policy.test.json"];
+    const command = `$ npx hookgate test ${args.join(" ")}\n`;
+    const start = README.indexOf(command);
+    expect(start, command).toBeGreaterThan(0);
+    const shown = README.slice(start + command.length, README.indexOf("\n```", start))
+      .split("\n")
+      .filter((line) => line !== "…");
+    const printed: string[] = [];
+    const keep = (text: string) => {
+      printed.push(text);
+    };
+    const code = await policyTestCommand(
+      args.map((path) => join(ROOT, path)),
+      { out: keep, err: keep },
+    );
+    expect(code).toBe(1);
+    const lines = printed.join("").replaceAll(ROOT, "").split("\n");
+    let next = 0;
+    const notPrinted = shown.filter((line) => {
+      const at = lines.indexOf(line, next);
+      if (at >= 0) next = at + 1;
+      return at < 0;
+    });
+    const failures = lines.filter((line) => !line.startsWith("PASS  ")).join("\n");
+    expect(
+      notPrinted,
+      `hookgate test ${args.join(" ")} prints (its PASS lines left out):\n${failures}`,
+    ).toEqual([]);
+  });
+
   // The replay example's candidate is examples/policy.json with one rule changed, so every edit of
   // the example changes its hash too, and the report README shows must change with it.
   it("shows the hash the replay example's candidate has now", async () => {
