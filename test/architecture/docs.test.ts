@@ -3,10 +3,11 @@
  * what README names is something the code does. Each check reads the sources as text, so a new
  * code, log line, setting or option fails here until it is documented.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { tempDir } from "../support/temp.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -269,6 +270,28 @@ describe("README's output of the example policy", () => {
       notPrinted,
       `hookgate test ${args.join(" ")} prints (its PASS lines left out):\n${failures}`,
     ).toEqual([]);
+  });
+
+  // The `check` section shows its run on a policy of five rules, given below the run: a warning
+  // reworded in the code is a line to change there.
+  it("shows what hookgate check prints for the rules its check section gives", async () => {
+    const { checkCommand } = await import("../../src/entry/policy-commands.js");
+    const command = "$ npx hookgate check policy.json\n";
+    const start = README.indexOf(command);
+    expect(start, command).toBeGreaterThan(0);
+    const shown = README.slice(start + command.length, README.indexOf("```", start));
+    const rulesAt = README.indexOf("```json\n", start) + "```json\n".length;
+    const rules = README.slice(rulesAt, README.indexOf("\n```", rulesAt));
+    const dir = tempDir("docs-check");
+    writeFileSync(join(dir, "policy.json"), `{ "version": 1, "rules": [\n${rules}\n] }\n`);
+    const printed: string[] = [];
+    const keep = (text: string) => {
+      printed.push(text);
+    };
+    const stdin = () => Promise.resolve(new Uint8Array());
+    const code = await checkCommand([join(dir, "policy.json")], { out: keep, err: keep, stdin });
+    expect(code).toBe(0);
+    expect(printed.join("").replaceAll(`${dir}/`, "")).toBe(shown);
   });
 
   // The replay example's candidate is examples/policy.json with one rule changed, so every edit of
