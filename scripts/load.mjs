@@ -678,6 +678,11 @@ function startSampler(pid, gateway) {
   };
 }
 
+/** A load shorter than 10 s after its warm-up has no whole window to read a floor in. */
+function heapFloors(floors) {
+  return floors.length > 0 ? `${floors.join(", ")} MiB` : "none: less than 10 s of load after the warm-up";
+}
+
 function readRssKiB(pid) {
   try {
     const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -763,7 +768,7 @@ export function markdown(r) {
     `| RSS slope after warm-up (least squares) | ${m.rssSlopeMiBPerMinute} MiB/min |`,
     `| RSS peak; min–max over the last half of the load | ${m.peakRssMiB}; ${m.rssLastHalfMiB?.min}–${m.rssLastHalfMiB?.max} MiB |`,
     `| V8 heap used after warm-up / end of load | ${m.afterWarmup?.heapUsedMiB} / ${m.loadEnd?.heapUsedMiB} MiB (slope ${m.heapUsedSlopeMiBPerMinute} MiB/min) |`,
-    `| V8 heap used, lowest in each 10 s after warm-up | ${m.heapUsedFloorPer10sMiB.join(", ")} MiB |`,
+    `| V8 heap used, lowest in each 10 s after warm-up | ${heapFloors(m.heapUsedFloorPer10sMiB)} |`,
     `| CPU: gateway / receiver / load generator / other processes | ${r.cpu ? `${r.cpu.gatewayPercent} / ${r.cpu.receiverPercent} / ${r.cpu.loaderPercent} / ${r.cpu.otherProcessesPercent} % of a core` : "n/a"} |`,
     `| gateway shutdown on SIGTERM | exit ${r.gateway.exitCode ?? r.gateway.signal} after ${r.gateway.shutdownMs} ms |`,
     "",

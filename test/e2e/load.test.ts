@@ -70,6 +70,10 @@ describe("scripts/load.mjs at 50 requests/s for 5 s", () => {
     expect(result.failures).toEqual([]);
     expect(code).toBe(0);
     expect(stdout).toContain("All checks passed.");
+    // 4 s of load after the warm-up hold no 10 s window: said so, not an empty figure.
+    expect(stdout).toContain(
+      "| V8 heap used, lowest in each 10 s after warm-up | none: less than 10 s of load after the warm-up |",
+    );
     // The run's end to the millisecond, which names its file without --out (bench/common.js
     // writeResult): named by day alone, a second run that day replaced the first's file.
     expect(result.date).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
