@@ -145,6 +145,13 @@ describe("architecture", () => {
     },
   );
 
+  // The egress README tells a reader where outbound connections come from: each file the check
+  // above lets connect out past the guard is named there.
+  it("names in the egress README each file outside it that connects out", () => {
+    const readme = readFileSync(join(SRC, "adapters/egress/README.md"), "utf8");
+    for (const rel of CLIENT_SIDE) expect(readme, rel).toContain(rel.slice(rel.lastIndexOf("/") + 1));
+  });
+
   it("lets only src/entry use the gateway client", () => {
     for (const f of files) {
       for (const spec of f.imports.filter((s) => s.includes("gateway-client/")))
