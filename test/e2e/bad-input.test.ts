@@ -422,6 +422,22 @@ const ROWS: readonly Row[] = [
       headers: { connection: "close" },
     }),
   },
+  {
+    // RFC 9110 §8.6 allows leading zeros; Node's parser takes them. Read as no length at all, the
+    // gateway waited out the 60 s body deadline and answered BODY_UNREADABLE.
+    name: "declares 70 MiB in 16 digits (leading zeros), sends 128 KiB and waits: refused at once, connection closed",
+    request: {
+      bytes: Buffer.concat([
+        Buffer.from(
+          `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN_A}\r\nContent-Length: ${String(70 * MiB).padStart(16, "0")}\r\n\r\n`,
+        ),
+        preOfSize(128 * 1024),
+      ]),
+    },
+    expected: decision("BODY_TOO_LARGE", deniedPre("BODY_TOO_LARGE", `at least ${70 * MiB} bytes`), {
+      headers: { connection: "close" },
+    }),
+  },
 
   // Deep nesting: V8 parses any depth, but nothing after JSON.parse could walk it.
   {

@@ -62,6 +62,40 @@ describe("readBody", () => {
   });
 });
 
+describe("readBodyChunks and the Content-Length sent", () => {
+  /** One chunk of a body whose rest never comes: a source that ends after it. */
+  const firstChunkOnly = (): ChunkSource => {
+    let given = false;
+    return {
+      next: async () => {
+        if (given) return { done: true, value: undefined };
+        given = true;
+        return { done: false, value: new TextEncoder().encode('{"hook_event_name":"PreToolUse","pad":"') };
+      },
+    };
+  };
+
+  // RFC 9110 §8.6: Content-Length is 1*DIGIT, leading zeros allowed; Node's parser takes up to
+  // 2^64 - 1. A length past the drain limit is refused at its first chunk, however it is written.
+  it.each([
+    ["73400320", 73_400_320],
+    ["0000000073400320", 73_400_320],
+    ["00000000000000000000073400320", 73_400_320],
+    ["9007199254740993", 9_007_199_254_740_992],
+  ])("refuses a body declared as %s bytes at its first chunk, the rest unread", async (sent, size) => {
+    const result = await readBodyChunks(firstChunkOnly(), sent, 1024 * 1024);
+    expect(result).toEqual({
+      ok: false,
+      unread: true,
+      error: {
+        code: "BODY_TOO_LARGE",
+        message: `the request body is at least ${size} bytes; this gateway reads at most 1048576 (defaults.maxBodyBytes)`,
+        eventName: "PreToolUse",
+      },
+    });
+  });
+});
+
 describe("bodyDeadline", () => {
   afterEach(() => {
     vi.useRealTimers();
