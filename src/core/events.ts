@@ -9,6 +9,7 @@ import { closestName } from "./closest-name.js";
 import type { Dialect, HookEvent } from "./hook-event.js";
 import { isRecord } from "./json-object.js";
 import { err, ok, type Result } from "./result.js";
+import { shorten } from "./truncate.js";
 
 const CLAUDE_CODE_EVENT_NAMES = Object.freeze([
   "PreToolUse",
@@ -521,15 +522,21 @@ function parseObject(body: Record<string, unknown>, dialect: Dialect): Result<Ho
 
   const schemas = SCHEMAS_BY_DIALECT[dialect];
   const chosen = schemas.known.get(name) ?? schemas.generic;
-  // An unknown name is judged (a client's new event), but not one of ours miscased: no client
-  // adds `pretooluse` beside PreToolUse, and judging it against no rules would hide the typo.
+  // An unknown name is judged (a client's new event), but not one of ours miscased or in white
+  // space: no client adds `pretooluse` or `PreToolUse ` beside PreToolUse (a hand-written payload
+  // does), and judging it against no rules would hide the typo.
   if (chosen === schemas.generic) {
-    const lower = name.toLowerCase();
+    const trimmed = name.trim();
+    const lower = trimmed.toLowerCase();
     for (const meant of schemas.known.keys())
       if (meant.toLowerCase() === lower)
         return err({
           code: "EVENT_INVALID",
-          message: `${nameKey} "${name}" is no event; names are case-sensitive: did you mean ${meant}?`,
+          message:
+            trimmed === name
+              ? `${nameKey} "${name}" is no event; names are case-sensitive: did you mean ${meant}?`
+              : // Quoted as JSON, so that the white space shows; any length of it may come.
+                `${nameKey} ${shorten(JSON.stringify(name), 100)} is no event; a name has no white space around it: did you mean ${meant}?`,
           eventName: name,
           path: nameKey,
         });

@@ -367,6 +367,15 @@ const ROWS: readonly Row[] = [
     }),
   },
   {
+    // Judged as an unknown event, it met no rule and its audit line said no more than "none".
+    name: "a known event name with a space after it is refused, not judged as a new event",
+    request: post(JSON.stringify({ ...bash("rm x"), hook_event_name: "PreToolUse " })),
+    expected: decision("EVENT_INVALID", {
+      systemMessage:
+        'hookgate: hook_event_name "PreToolUse " is no event; a name has no white space around it: did you mean PreToolUse? [EVENT_INVALID]',
+    }),
+  },
+  {
     name: "an unknown future event with unknown keys is judged, not refused",
     request: post(JSON.stringify(event("FutureEvent", { novel: { a: 1 } }))),
     expected: decision(null, "", { team: "a" }),

@@ -558,6 +558,21 @@ describe("unknown event names", () => {
     });
   });
 
+  it.each([
+    ["claude-code", "hook_event_name", "PreToolUse ", "PreToolUse"],
+    ["deepcode", "hook_event_name", " Stop", "Stop"],
+    ["deepagents", "hook_event_name", "PreToolUse\n", "PreToolUse"],
+    ["deepagents-legacy", "event", "\ttool.use", "tool.use"],
+    ["claude-code", "hook_event_name", " pretooluse ", "PreToolUse"],
+  ] as const)("refuses %s's %s %j, a known name in white space, naming %s", (dialect, key, name, meant) => {
+    expect(expectErr({ [key]: name, tool_name: "Bash", tool_input: {} }, dialect)).toEqual({
+      code: "EVENT_INVALID",
+      eventName: name,
+      path: key,
+      message: `${key} ${JSON.stringify(name)} is no event; a name has no white space around it: did you mean ${meant}?`,
+    });
+  });
+
   it("judges a name another dialect knows, spelled as it is there, as unknown (no typo to name)", () => {
     // PostToolBatch is Claude Code's; deepagents v2 does not send it.
     expect(expectOk({ hook_event_name: "PostToolBatch" }, "deepagents")).toMatchObject({ known: false });
