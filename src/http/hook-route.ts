@@ -10,6 +10,8 @@ import { authenticate } from "../core/auth.js";
 import type { RequestError } from "../core/errors.js";
 import { sniffEventName } from "../core/events.js";
 import { DIALECTS, isDialect } from "../core/hook-event.js";
+import type { Policy } from "../core/policy.js";
+import type { Sha256 } from "../core/ports.js";
 import { shorten } from "../core/truncate.js";
 import type { BodyResult } from "./read-body.js";
 
@@ -71,19 +73,13 @@ export async function runHookRoute(
   const receivedAt = deps.clock.monotonic();
   const dialect = client !== undefined && isDialect(client) ? client : undefined;
   const known = client === undefined || dialect !== undefined;
+  const policy = deps.policy();
   const refusal: RequestError | undefined =
-    request.refused ??
-    (known
-      ? undefined
-      : {
-          code: "UNKNOWN_CLIENT_ROUTE",
-          message: `no client route "/v1/hooks/${shown(client)}"; use ${HOOK_ROUTES}`,
-        });
+    request.refused ?? (known ? undefined : await unknownClientRoute(client, policy, deps.sha256));
   // The token is checked before the body is read, so that bodies no token vouches for are held in
   // a budget of their own: callers without one cannot fill the bytes a team's hooks are read in
   // and have every hook answered by the fail mode. handleHook takes the team found (a failure it
   // checks again, to word its message for the event's client).
-  const policy = deps.policy();
   const auth = await authenticate(request.authorization, policy, deps.sha256);
   let body = await request.readBody(policy.defaults.maxBodyBytes, auth.ok);
   // A refused request's body is read too (within the limit) and set aside: a body left unread
@@ -157,10 +153,52 @@ export function hookResponse(outcome: HookRouteOutcome): {
 }
 
 /**
+ * The refusal of a route no client has, quoting it with each path segment that is a team's token
+ * masked: Claude Code expands no variable in a hook's URL, so a token may be written into its path
+ * (as a Slack webhook's secret is), and the quote goes into the answer and the audit line. Only
+ * the segments the quote shows are hashed, so a path of many costs no more.
+ */
+async function unknownClientRoute(client: string, policy: Policy, sha256: Sha256): Promise<RequestError> {
+  let start = 0;
+  let masked = false;
+  const segments: string[] = [];
+  for (const segment of client.split("/")) {
+    const token = start <= QUOTED_ROUTE_CHARS && segment !== "" && policy.auth && (await isToken(segment));
+    segments.push(token ? "[masked]" : segment);
+    masked ||= token === true;
+    start += segment.length + 1;
+  }
+  return {
+    code: "UNKNOWN_CLIENT_ROUTE",
+    message: `no client route "/v1/hooks/${shown(segments.join("/"))}"; use ${HOOK_ROUTES}${
+      masked ? "; a token goes in the Authorization header, never in the URL" : ""
+    }`,
+  };
+
+  async function isToken(segment: string): Promise<boolean> {
+    if ((await authenticate(`Bearer ${segment}`, policy, sha256)).ok) return true;
+    // Its escapes as the URL kept them (route-path.ts), and as the token was written.
+    const decoded = segment.includes("%") ? decodedSegment(segment) : undefined;
+    return decoded !== undefined && (await authenticate(`Bearer ${decoded}`, policy, sha256)).ok;
+  }
+}
+
+/** How much of a route name a refusal quotes. */
+const QUOTED_ROUTE_CHARS = 100;
+
+function decodedSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * A route name as quoted back: any request can send one, so at most 100 characters of it, in the
  * form every runtime reads it (route-path.ts: escapes of other than unreserved characters kept,
  * no control character raw), never cut inside an escape.
  */
 function shown(client: string): string {
-  return shorten(client, 100).replace(/%[0-9A-F]?…$/, "…");
+  return shorten(client, QUOTED_ROUTE_CHARS).replace(/%[0-9A-F]?…$/, "…");
 }

@@ -408,6 +408,12 @@ describe("secrets never appear in logs, answers or the audit line", () => {
     await hook(deploy, SECRETS.SEC_TOKEN_A, {
       headers: [["Authorization", `Bearer ${SECRETS.SEC_TOKEN_A}`]],
     });
+    // A token written into the hook URL (Claude Code expands no variable there): a route no client
+    // has, whose path the answer and the audit line quote, and a query, which nothing reads.
+    const inPath = await hook(deploy, null, { path: `/v1/hooks/claude-code/${SECRETS.SEC_TOKEN_A}` });
+    expect(json(inPath).systemMessage).toContain('"/v1/hooks/claude-code/[masked]"');
+    expect(json(inPath).systemMessage).toContain("Authorization header");
+    await hook(deploy, null, { path: `/v1/hooks/claude-code?token=${SECRETS.SEC_TOKEN_A}` });
 
     // Remote calls failing every way.
     for (const script of [
