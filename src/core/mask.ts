@@ -3,7 +3,12 @@
  * Values under secret-looking keys are replaced whole; inside strings, well-known credential
  * shapes (mask-shapes.ts) are replaced.
  */
-import { CONTROLS_AND_INTRODUCERS, escapeControls, withoutControlsButLines } from "./escape-controls.js";
+import {
+  CONTROLS,
+  CONTROLS_AND_INTRODUCERS,
+  escapeControls,
+  withoutControlsButLines,
+} from "./escape-controls.js";
 import { SECRET_SHAPES as BUNDLED_SHAPES, type SecretShape } from "./mask-shapes.js";
 import { sliceCodePoints } from "./truncate.js";
 
@@ -239,7 +244,9 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  * before and after they go. Before, a secret is read across every control character and each
  * sequence's introducer: one inside a secret (a zero-width space pasted with it, a tab, a line end
  * that a server's wrapping put there) hides it from a plain search, and `ESC [` before its `9r`
- * made them a sequence that the strip took, leaving the rest of the secret. After, it is read
+ * made them a sequence that the strip took, leaving the rest of the secret. It is read across the
+ * control characters alone too, for a secret whose own `[` (or `]`, `P`…) an ESC put before made
+ * an introducer: skipped with the ESC, that character was missing from the text only. After, it is read
  * across what the strip leaves of those (tab, newline, the joiners), for a secret that a whole
  * sequence split (a colour), which the strip joins. Each piece between masks is stripped apart, so
  * that an introducer before a mask does not take its `[` as a final byte.
@@ -250,7 +257,7 @@ export function scrubbedWithout(
   strip: (text: string) => string = withoutControlsButLines,
 ): string {
   if (secrets.length === 0) return strip(text);
-  const masked = scrubAcross(text, secrets, CONTROLS_AND_INTRODUCERS);
+  const masked = scrubAcross(scrubAcross(text, secrets, CONTROLS_AND_INTRODUCERS), secrets, CONTROLS);
   return scrubAcross(masked.split(MASK).map(strip).join(MASK), secrets, LEFT_BY_STRIP);
 }
 

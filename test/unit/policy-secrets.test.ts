@@ -356,6 +356,21 @@ describe("Policy.secrets", () => {
     expect(scrubbedWithout(`key Qm7vX2pL${split}9rT4wZ8kN3 end`, secrets)).toBe(`key ${MASK} end`);
   });
 
+  // Read across the whole introducer only, a value holding `[` with an ESC put before it was not
+  // found (its `[` was skipped in the text, not in the value), and the strip took `ESC [` and the
+  // character after as a sequence: all of the value but that character showed. A control string
+  // so made, ended after the value, took its rest.
+  it.each([
+    ["[", ""],
+    ["]", "\u0007"],
+    ["X", "\u0007"],
+    ["_", "\u0007"],
+  ])("masks a value holding %j, which an ESC put before it makes a sequence's introducer", (second, end) => {
+    const value = `Qm7vX2pL${second}9rT4wZ8kN3`;
+    const text = `key Qm7vX2pL\u001b${second}9rT4wZ8kN3${end} end`;
+    expect(scrubbedWithout(text, [value])).toBe(`key ${MASK} end`);
+  });
+
   // Masked first, the mask was the text after an introducer: `ESC [` took its `[` as a final
   // byte, and `masked]` showed. Cut short, each loses its introducer only.
   it.each([
