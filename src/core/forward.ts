@@ -17,7 +17,7 @@ import {
 import type { Dialect } from "./hook-event.js";
 import { deepEqual } from "./json-equal.js";
 import { writeJson } from "./json-write.js";
-import { maskString, scrubbedWithout, scrubSecrets, shownReason } from "./mask.js";
+import { maskString, scrubbedAcrossControls, scrubbedWithout, shownReason } from "./mask.js";
 import type { DecisionKind } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
 import { err, ok, type Result } from "./result.js";
@@ -710,12 +710,13 @@ function describe(value: unknown, secrets: readonly string[]): string {
 /**
  * A quoted start of a downstream text, masked first: these messages reach the answer and the
  * audit line, and a downstream hook may echo the credential it was sent. The policy's secrets
- * are scrubbed from the whole text before any cut, so a cut never leaves the start of one.
+ * are scrubbed from the whole text before any cut, so a cut never leaves the start of one, and
+ * read across its control characters: a tab inside one is quoted as `\t`, between its halves.
  * Quoted as JSON with what JSON leaves raw escaped too (escape-controls.ts): the message is the
  * onError reason the agent's terminal shows, and the answer may echo what the agent sent.
  */
 function excerpt(text: string, secrets: readonly string[]): string {
-  const scrubbed = scrubSecrets(text, secrets);
+  const scrubbed = scrubbedAcrossControls(text, secrets);
   const masked = maskString(scrubbed.length > MASKED_CHARS ? scrubbed.slice(0, MASKED_CHARS) : scrubbed);
   return escapeControls(quote(shorten(masked, EXCERPT_CHARS)));
 }

@@ -257,7 +257,7 @@ export function scrubbedWithout(
   strip: (text: string) => string = withoutControlsButLines,
 ): string {
   if (secrets.length === 0) return strip(text);
-  const masked = scrubAcross(scrubAcross(text, secrets, CONTROLS_AND_INTRODUCERS), secrets, CONTROLS);
+  const masked = scrubbedAcrossControls(text, secrets);
   return scrubAcross(masked.split(MASK).map(strip).join(MASK), secrets, LEFT_BY_STRIP);
 }
 
@@ -270,6 +270,17 @@ export function scrubbedWithout(
 export function shownReason(text: string, secrets: readonly string[]): string | undefined {
   const shown = scrubbedWithout(text, secrets);
   return shown.trim() === "" ? undefined : shown;
+}
+
+/**
+ * `text` scrubbed of the policy's secrets as `scrubbedWithout` reads them before the strip: across
+ * every control character and each sequence's introducer, and across the controls alone. For text
+ * quoted with its controls written as escapes (a downstream answer a failure message quotes),
+ * where a tab a server's wrapping put inside a secret shows as `\t` between its two halves.
+ */
+export function scrubbedAcrossControls(text: string, secrets: readonly string[]): string {
+  if (secrets.length === 0) return text;
+  return scrubAcross(scrubAcross(text, secrets, CONTROLS_AND_INTRODUCERS), secrets, CONTROLS);
 }
 
 /** The controls `withoutControlsButLines` keeps: tab, newline, the zero-width non-joiner and joiner. */

@@ -184,6 +184,23 @@ describe("parseForwardResponse: what a failure message quotes of the answer", ()
     expect(message).not.toContain(SECRET.slice(0, 4));
   });
 
+  // A server that wraps its lines, or a secret pasted with a zero-width space: the message quotes
+  // the character as an escape (`\t`), between the secret's two halves, for the agent to read.
+  it.each([
+    ["a tab", "\t"],
+    ["a newline", "\n"],
+    ["a zero-width space", "\u200b"],
+    ["a CSI's introducer", "\u001b["],
+  ])("scrubs a secret that %s splits from what it quotes", (_, split) => {
+    const quoted = `${SECRET.slice(0, 12)}${split}${SECRET.slice(12)}`;
+    for (const body of [`key ${quoted}`, json({ continue: `key ${quoted}` })]) {
+      const result = parseForwardResponse("r1", 200, body, "PreToolUse", "claude-code", [SECRET]);
+      const message = result.ok ? "" : result.error.message;
+      expect(message).toContain("key [masked]");
+      expect(message).not.toContain(SECRET.slice(12));
+    }
+  });
+
   it("cuts the body it quotes between characters, never between an emoji's two halves", () => {
     const result = parse(`${"x".repeat(99)}\u{1F600} and more`);
     const message = result.ok ? "" : result.error.message;
