@@ -34,3 +34,18 @@ describe("withoutControlsButLines: a terminal's escape sequences", () => {
     expect(withoutControlsButLines(text)).toBe("x".repeat(10_000));
   });
 });
+
+describe("withoutControlsButLines: line ends", () => {
+  // The text is copied a unit at a time and made a string some thousands of units at once: a
+  // character made of two units (an emoji) across a seam comes out whole.
+  it("writes each line end as one newline, in a long text, with an emoji across a seam", () => {
+    const line = `${"x".repeat(8191)}\u{1F600}`;
+    const text = [line, line, line, line, line, "tail"].join("\r\n").replace(/\r\n(?=tail)/, "\u2028");
+    const lines = withoutControlsButLines(`${text}\ra\u0085b\u2029c\r\r\n`).split("\n");
+    expect(lines).toEqual([line, line, line, line, line, "tail", "a", "b", "c", "", ""]);
+  });
+
+  it("keeps tabs and newlines, and drops the controls beside a line end", () => {
+    expect(withoutControlsButLines("a\u0007\r\u200bb\tc\n\u202ed")).toBe("a\nb\tc\nd");
+  });
+});
