@@ -80,13 +80,29 @@ export function escapeInvisibleCode(text: string): string {
 
 /**
  * The pieces of an escaped text that a cut must keep whole: each `\uXXXX` escape (the two of a
- * character past U+FFFF, a tag, together), and each other character (a code point, never half of
- * a surrogate pair). Cut inside, `\u202e` read `\u2…`, and a tag's `\udb40\udc72` read `\udb40…`.
+ * character past U+FFFF, a tag, together), and each character a reader sees between them (a
+ * grapheme cluster, UAX #29: a flag's two regional indicators, a subdivision flag's tags, the
+ * emoji a joiner joins, a letter and its accents). Cut inside, `\u202e` read `\u2…`, a tag's
+ * `\udb40\udc72` read `\udb40…`, and Ukraine's flag the letter U.
  */
-export function escapedUnits(text: string): IterableIterator<RegExpMatchArray> {
-  return text.matchAll(ESCAPED_UNIT);
+export function* escapedUnits(text: string): Generator<string> {
+  let from = 0;
+  for (const found of text.matchAll(ESCAPE)) {
+    yield* graphemesOf(text.slice(from, found.index));
+    yield found[0];
+    from = found.index + found[0].length;
+  }
+  yield* graphemesOf(text.slice(from));
 }
-const ESCAPED_UNIT = /\\ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|\\u[0-9a-f]{4}|[\s\S]/gu;
+const ESCAPE = /\\ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|\\u[0-9a-f]{4}/g;
+
+/** Made with the first cut: most messages are cut nowhere. */
+let graphemes: Intl.Segmenter | undefined;
+
+function* graphemesOf(text: string): Generator<string> {
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  for (const { segment } of graphemes.segment(text)) yield segment;
+}
 
 /**
  * A terminal's escape sequences, whole (ECMA-48 §5): a control sequence (CSI, `ESC [` or U+009B,

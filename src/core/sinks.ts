@@ -690,7 +690,7 @@ function headWithin(pieces: Iterable<string>, max: number): string {
 
 /** `text`'s `escapedUnits`, each as `show` writes it, so that a cut keeps an entity or escape whole. */
 function* unitsOf(text: string, show: (unit: string) => string = (unit) => unit): Generator<string> {
-  for (const [unit] of escapedUnits(text)) yield show(unit);
+  for (const unit of escapedUnits(text)) yield show(unit);
 }
 
 /** The sink's link with `{session_id}` filled in; only http(s), at most 1 000 characters. */

@@ -592,6 +592,24 @@ describe("buildSinkRequest: chat text that hides a character", () => {
       expect(text).not.toMatch(/\\ud[89ab][0-9a-f]{2}…/);
     }
   });
+
+  // A flag is two regional indicators (UTS #51), a subdivision's flag a black flag and its tags,
+  // a family one emoji a joiner joins: cut between them, Ukraine's flag showed the letter U, and
+  // England's a black flag.
+  const CUT_EMOJI =
+    /(?<![\u{1f1e6}-\u{1f1ff}])[\u{1f1e6}-\u{1f1ff}]…|[\u{1f3f4}\u{e0020}-\u{e007e}\u{1f468}\u200d]…/u;
+  it.each(sinks)("%o never cuts a flag or a joined emoji in two", async (sink) => {
+    const tags = [..."gbeng"].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
+    for (const emoji of ["\u{1f1fa}\u{1f1e6}", `\u{1f3f4}${tags}\u{e007f}`, "\u{1f468}\u200d\u{1f469}"])
+      for (let at = 380; at < 400; at++) {
+        const text = await strings(
+          sink,
+          notification({ reason: `${"a".repeat(at)}${emoji}${"b".repeat(20)}` }),
+        );
+        expect(text).toContain("…");
+        expect(text).not.toMatch(CUT_EMOJI);
+      }
+  });
 });
 
 describe("buildSinkRequest: a whole message cut to its limit", () => {
