@@ -6,7 +6,7 @@
 import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { isRecord } from "./json-object.js";
-import { maskString, maskValue } from "./mask.js";
+import { maskString, maskValue, scrubSecrets } from "./mask.js";
 import type { Notification } from "./sinks.js";
 import { capString, capStringsToFit, capToFit, cut, flattenFreeText } from "./truncate.js";
 
@@ -228,8 +228,10 @@ export function createNotification(
     createdAt,
     team: fields.team,
     client: event.dialect,
-    // An unknown event's name is the agent's text: cut like a tool name (notify.ts NAME_MAX).
-    eventName: capString(event.name, 256),
+    // An unknown event's name is the agent's text: scrubbed of the policy's secrets as the event
+    // is (it is a Slack message's title, a webhook's `type`), then cut like a tool name (notify.ts
+    // NAME_MAX).
+    eventName: capString(scrubSecrets(event.name, secrets), 256),
     decision: fields.decision,
     ...(fields.clientDecision !== undefined && { clientDecision: fields.clientDecision }),
     reason: fields.reason,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type DeliveryJob, readJobEnvelope } from "../../src/core/delivery.js";
+import { createNotification, type DeliveryJob, readJobEnvelope } from "../../src/core/delivery.js";
+import { parseHookEvent } from "../../src/core/events.js";
+import { MASK } from "../../src/core/mask.js";
 
 const job: DeliveryJob = {
   id: "evt_1.audit",
@@ -43,5 +45,27 @@ describe("readJobEnvelope", () => {
       sent: 2,
       holds: 0,
     });
+  });
+});
+
+describe("createNotification", () => {
+  // An unknown event's name is the agent's text, as the event's fields are: it is a Slack
+  // message's title and a webhook's `type`, and was sent as the agent wrote it.
+  it("scrubs the policy's secrets from an unknown event's name, as from the event, before the cut", () => {
+    const secret = "Qm7vX2pL9rT4wZ8kN3cF6hJ1";
+    for (const name of [`Custom${secret}`, `${"x".repeat(240)}${secret}`]) {
+      const parsed = parseHookEvent({ hook_event_name: name, session_id: "s1" }, "claude-code");
+      if (!parsed.ok) throw new Error("the event did not parse");
+      const n = createNotification(
+        "n",
+        0,
+        parsed.value,
+        { team: "t", decision: "none", ruleId: "r" },
+        undefined,
+        [secret],
+      );
+      expect(JSON.stringify(n)).not.toContain(secret.slice(0, 8));
+      expect(n.eventName).toContain(MASK);
+    }
   });
 });
