@@ -22,7 +22,19 @@ describe("queueUrlRegion", () => {
     ["https://queue.amazonaws.com/123456789012/jobs", "us-east-1"],
     // A port written out is no part of the host.
     ["https://sqs.eu-west-1.amazonaws.com:443/123456789012/jobs", "eu-west-1"],
+    // A fully qualified name, its trailing dot written.
+    ["https://sqs.eu-west-1.amazonaws.com./123456789012/jobs", "eu-west-1"],
+    ["https://queue.amazonaws.com./123456789012/jobs", "us-east-1"],
+    // The partitions with a domain of their own: the ISO ones and the European Sovereign Cloud.
+    ["https://sqs.us-iso-east-1.c2s.ic.gov/123456789012/jobs", "us-iso-east-1"],
+    ["https://sqs.us-isob-east-1.sc2s.sgov.gov/123456789012/jobs", "us-isob-east-1"],
+    ["https://sqs.eu-isoe-west-1.cloud.adc-e.uk/123456789012/jobs", "eu-isoe-west-1"],
+    ["https://sqs.us-isof-south-1.csp.hci.ic.gov/123456789012/jobs", "us-isof-south-1"],
+    ["https://sqs.eusc-de-east-1.amazonaws.eu/123456789012/jobs", "eusc-de-east-1"],
+    ["https://vpce-0a1b2c3d.sqs.us-iso-east-1.vpce.c2s.ic.gov/123456789012/jobs", "us-iso-east-1"],
     // A local server, another host: no region named.
+    ["https://sqs.us-iso-east-1.c2s.ic.gov.example.test/1/jobs", undefined],
+    ["https://sqs.eu-west-1.amazonaws.com../1/jobs", undefined],
     ["https://vpce-0a1b2c3d.sqs.eu-west-1.vpce.amazonaws.com.example.test/1/jobs", undefined],
     ["http://127.0.0.1:9324/000000000000/jobs", undefined],
     ["https://sqs.eu-west-1.amazonaws.com.example.test/1/jobs", undefined],

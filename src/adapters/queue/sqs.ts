@@ -1047,18 +1047,23 @@ export async function readRedrivePolicy(
 
 /**
  * The region of an AWS queue URL (`https://sqs.eu-west-1.amazonaws.com/…`, the FIPS, China and dual-stack (`sqs.REGION.api.aws`)
- * hosts, the legacy `eu-west-1.queue.amazonaws.com`), or undefined for another host. A VPC
+ * hosts, the legacy `eu-west-1.queue.amazonaws.com`, and those of the partitions with a domain
+ * of their own: the European Sovereign Cloud's `amazonaws.eu` and the ISO ones, such as
+ * `sqs.us-iso-east-1.c2s.ic.gov`, their names as the SDK's partitions give them), or undefined for another host. A VPC
  * endpoint's host (`vpce-….sqs.REGION.vpce.amazonaws.com`) names the region of the SQS it reaches
  * too, and the legacy global `queue.amazonaws.com` is us-east-1's: read as none, a call to either
  * was signed for AWS_REGION (a Lambda function's own, a shell's profile), which SQS refuses for
- * a queue of another region. A port written out (`:443`) is no part of the host.
+ * a queue of another region. A port written out (`:443`) is no part of the host, nor is a
+ * trailing dot (`amazonaws.com.`): read as naming none, such a URL's calls too were signed for
+ * AWS_REGION.
  */
 export function queueUrlRegion(url: string): string | undefined {
-  const host = /^https?:\/\/([^/:]+)(?::\d*)?(?:\/|$)/i.exec(url)?.[1]?.toLowerCase();
+  // A fully qualified name's trailing dot names the same host.
+  const host = /^https?:\/\/([^/:]+)(?::\d*)?(?:\/|$)/i.exec(url)?.[1]?.toLowerCase().replace(/\.$/, "");
   if (host === "queue.amazonaws.com") return "us-east-1";
   const match =
     host &&
-    /^(?:(?:(?:vpce-[a-z0-9-]+\.)?sqs(?:-fips)?\.([a-z0-9-]+)(?:\.vpce)?|([a-z0-9-]+)\.queue)\.amazonaws\.com(?:\.cn)?|sqs(?:-fips)?\.([a-z0-9-]+)\.api\.aws)$/.exec(
+    /^(?:(?:(?:vpce-[a-z0-9-]+\.)?sqs(?:-fips)?\.([a-z0-9-]+)(?:\.vpce)?|([a-z0-9-]+)\.queue)\.(?:amazonaws\.(?:com(?:\.cn)?|eu)|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)|sqs(?:-fips)?\.([a-z0-9-]+)\.api\.aws)$/.exec(
       host,
     );
   return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
