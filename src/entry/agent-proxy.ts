@@ -273,7 +273,9 @@ export function proxyFor(
   if (!via.used || via.proxy === undefined) return {};
   const stranded = strandingProxy(url, via.proxy);
   if (stranded !== undefined) return { stranded };
-  return via.from === undefined
-    ? { proxy: withScheme(via.proxy) }
-    : { proxy: withScheme(via.proxy), proxyVariable: via.from };
+  // curl reads `socks://` as SOCKS4 (curl 7.88), where undici, which sends the request, reads SOCKS5.
+  const proxy = dialect?.startsWith("deepagents")
+    ? withScheme(via.proxy).replace(/^socks:/i, "socks4:")
+    : withScheme(via.proxy);
+  return via.from === undefined ? { proxy } : { proxy, proxyVariable: via.from };
 }

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forwardProxy } from "../support/forward-proxy.js";
 import { refusingPort } from "../support/loopback.js";
 import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { socksProxy } from "../support/socks-proxy.js";
 import { whenDone } from "../support/temp.js";
 import { httpsServer, SERVER_CERT_NAMES, SERVER_TLS, TEST_CA_FILE } from "../support/tls.js";
 
@@ -268,6 +269,46 @@ describe("hookgate send", { timeout: 90_000 }, () => {
       expect(result, variable).toMatchObject({ code: 0, stdout: DENY, stderr: "" });
       expect(proxy.seen, variable).toHaveLength(seen);
     }
+  });
+
+  it("posts through a SOCKS5 proxy, socks5h:// as curl takes it, with no warning on stderr", async () => {
+    // socks5h:// failed, "Invalid URL protocol", where deepagents' curl posts through it; and
+    // undici's notice that its SOCKS5 support is experimental came on every hook's stderr.
+    const proxy = await socksProxy();
+    const target = new URL(server.url).host;
+    const routes = [
+      ["deepagents", "ALL_PROXY", proxy.url],
+      ["deepcode", "HTTPS_PROXY", proxy.url.replace("socks5h:", "socks5:")],
+    ] as const;
+    for (const [client, variable, url] of routes) {
+      const result = await runCli(
+        ["send", "--url", `${server.url}/v1/hooks/${client}`],
+        event(`s-socks-${client}`),
+        {
+          HOOKGATE_AUTH: TOKEN,
+          HOOKGATE_TOKEN: TOKEN,
+          [variable]: url,
+        },
+      );
+      expect(result, client).toMatchObject({ code: 0, stdout: DENY, stderr: "" });
+    }
+    expect(proxy.seen).toEqual([target, target]);
+  });
+
+  it("says that it speaks no SOCKS4, curl's socks:// too, and how to write the proxy's SOCKS5 URL", async () => {
+    const proxy = await socksProxy();
+    const port = new URL(proxy.url).port;
+    for (const scheme of ["socks4", "socks4a", "socks"]) {
+      const result = await runCli(["send", "--url", `${server.url}/v1/hooks/deepagents`], event("s-socks4"), {
+        HOOKGATE_AUTH: TOKEN,
+        ALL_PROXY: `${scheme}://127.0.0.1:${port}`,
+      });
+      expect(result, scheme).toMatchObject({ code: 0, stdout: "" });
+      expect(result.stderr, scheme).toBe(
+        `hookgate send: the proxy socks4${scheme === "socks4a" ? "a" : ""}://127.0.0.1:${port} is a SOCKS4 one, which hookgate's client does not speak (SOCKS5 alone): if the proxy speaks SOCKS5 too, as most do (ssh -D, Dante), write it so in ALL_PROXY: socks5h://127.0.0.1:${port}; the agent gets no answer\n`,
+      );
+    }
+    expect(proxy.seen).toEqual([]);
   });
 
   it("names the variable its proxy came from in a fix to the proxy's URL: curl's http_proxy, never HTTP_PROXY", async () => {

@@ -4,7 +4,8 @@
  * proxy URL's user name and password as Proxy-Authorization (proxyCredentials). An http
  * gateway's request goes to the proxy in absolute form, as curl sends it, an https one's through
  * a CONNECT tunnel: a proxy set as Squid is by default refuses a CONNECT to any port but 443, and
- * an http gateway listens on another (8787). Loaded only when a proxy is used: undici costs a
+ * an http gateway listens on another (8787). A SOCKS5 proxy is spoken to by undici's own SOCKS5
+ * client; a SOCKS4 one is refused, saying so. Loaded only when a proxy is used: undici costs a
  * command hook's run about 70 ms to load.
  */
 import { isIP } from "node:net";
@@ -22,6 +23,26 @@ import { decodedAnswer, GATEWAY, type GatewayRequest, type GatewayResult } from 
 // one answer. Its baseline compile alone parses one as well.
 setFlagsFromString("--liftoff-only");
 
+// undici warns, on the stderr the hook's user reads, that its SOCKS5 support is experimental at
+// each process's first SOCKS5 request: every `send` through one. Node's other warnings stay.
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  const text = typeof warning === "string" ? warning : warning.message;
+  if (text.startsWith("SOCKS5 proxy support is experimental")) return;
+  (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
+}) as typeof process.emitWarning;
+
+/**
+ * The SOCKS version a proxy URL's scheme asks for, or undefined for another scheme: `socks://` is
+ * SOCKS5 to undici, deepcode's client, and SOCKS4 to curl, deepagents' hook, whose proxy
+ * agent-proxy.ts writes `socks4://`.
+ */
+function socksVersion(proxy: string): "4" | "5" | undefined {
+  const scheme = /^([a-z0-9]+):/i.exec(proxy)?.[1]?.toLowerCase();
+  if (scheme === "socks5" || scheme === "socks5h" || scheme === "socks") return "5";
+  return scheme === "socks4" || scheme === "socks4a" ? "4" : undefined;
+}
+
 export async function proxiedRequest(
   request: GatewayRequest,
   url: URL,
@@ -30,13 +51,23 @@ export async function proxiedRequest(
 ): Promise<GatewayResult> {
   const shownProxy = withoutUserinfo(proxy).replace(/\/$/, "");
   const via = `through the proxy ${shownProxy}`;
+  const socks = socksVersion(proxy);
+  if (socks === "4")
+    return {
+      ok: false,
+      error: `the proxy ${shownProxy} is a SOCKS4 one, which hookgate's client does not speak (SOCKS5 alone)`,
+      fix: `if the proxy speaks SOCKS5 too, as most do (ssh -D, Dante), write it so in ${proxyVariables(request)}: socks5h://${new URL(proxy).host}`,
+    };
   let agent: ProxyAgent;
   // The connection to the proxy itself, and how it failed, if it did: its TLS failures are told
   // from the gateway's through the tunnel, which undici reports alike.
   const toProxy = { failure: undefined as unknown };
   try {
     agent = new ProxyAgent({
-      uri: proxy,
+      // undici's SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks
+      // curl to, and takes no socks5h:// ("Invalid URL protocol"). (curl resolves the name of a
+      // socks5:// one itself: the same gateway, but for a name only the proxy can resolve.)
+      uri: socks === "5" ? proxy.replace(/^socks5h:/i, "socks5:") : proxy,
       proxyTunnel: false,
       clientFactory: proxyClient(toProxy),
       ...proxyCredentials(proxy),

@@ -1,0 +1,65 @@
+/** A loopback SOCKS5 proxy (RFC 1928), for `hookgate send` and `hookgate doctor` through one. */
+import { connect, createServer, type Socket } from "node:net";
+import { listenUntilDone } from "./loopback.js";
+
+/**
+ * A SOCKS5 proxy without authentication that connects to the host and port each client asks for
+ * (an IPv4 address or a name, which it resolves itself, as `socks5h://` asks) and records each
+ * (`host:port`). It answers any other greeting (SOCKS4's) by closing the connection.
+ */
+export async function socksProxy(): Promise<{ url: string; seen: string[] }> {
+  const seen: string[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on("close", () => sockets.delete(client));
+    client.on("error", () => client.destroy());
+    let buffered = Buffer.alloc(0);
+    let greeted = false;
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      if (!greeted) {
+        // VER 5, NMETHODS, METHODS: answer "no authentication".
+        if (buffered[0] !== 5) return void client.destroy();
+        const length = 2 + (buffered[1] ?? 0);
+        if (buffered.length < length) return;
+        buffered = buffered.subarray(length);
+        greeted = true;
+        client.write(Buffer.from([5, 0]));
+      }
+      // VER 5, CMD 1 (CONNECT), RSV, ATYP, address, port.
+      if (buffered.length < 5) return;
+      const type = buffered[3];
+      const addressEnd = type === 1 ? 8 : type === 3 ? 5 + (buffered[4] ?? 0) : undefined;
+      if (addressEnd === undefined) return void client.destroy();
+      if (buffered.length < addressEnd + 2) return;
+      const host =
+        type === 1
+          ? [...buffered.subarray(4, 8)].join(".")
+          : buffered.subarray(5, addressEnd).toString("latin1");
+      const port = buffered.readUInt16BE(addressEnd);
+      const rest = buffered.subarray(addressEnd + 2);
+      client.off("data", onData);
+      seen.push(`${host}:${port}`);
+      const upstream = connect(port, host, () => {
+        client.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
+        if (rest.length > 0) upstream.write(rest);
+        upstream.pipe(client).pipe(upstream);
+      });
+      sockets.add(upstream);
+      upstream.on("close", () => sockets.delete(upstream));
+      upstream.on("error", () => {
+        // REP 5: connection refused.
+        client.end(Buffer.from([5, 5, 0, 1, 0, 0, 0, 0, 0, 0]));
+      });
+    };
+    client.on("data", onData);
+  });
+  const closable = Object.assign(server, {
+    closeAllConnections: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  });
+  const port = await listenUntilDone(closable);
+  return { url: `socks5h://127.0.0.1:${port}`, seen };
+}
