@@ -47,6 +47,8 @@ export function agentProxy(
   readonly starIgnored?: true;
   /** A proxy variable set that curl does not read for this URL (deepagents), and the ones it reads. */
   readonly unread?: { readonly name: string; readonly read: string };
+  /** Why the client's http hooks fail at the proxy they go through: one whose protocol it does not speak. */
+  readonly unspoken?: string;
 } {
   const url = new URL(hookUrl);
   const host = url.hostname.toLowerCase();
@@ -66,9 +68,15 @@ export function agentProxy(
       return host === domain || host.endsWith(`.${domain}`) || host === entry;
     });
     if (exempts) return { used: false, exemptedBy: name };
-    return entries.includes("*")
-      ? { used: true, proxy, from, noProxy: name, starIgnored: true }
-      : { used: true, proxy, from, noProxy: name };
+    const unspoken = undiciUnspoken(proxy);
+    return {
+      used: true,
+      proxy,
+      from,
+      noProxy: name,
+      ...(entries.includes("*") ? { starIgnored: true as const } : {}),
+      ...(unspoken === undefined ? {} : { unspoken }),
+    };
   }
   const picked = firstSet(env, AGENT_PROXY_VARIABLES);
   if (picked === undefined) return { used: false };
@@ -102,7 +110,28 @@ export function agentProxy(
       ? { used: false, proxy, ignored: source, older: "Claude Code 2.1.112 and earlier take it as http://" }
       : { used: false, proxy, ignored: source };
   }
-  return { used: true, proxy, from: source, noProxy: name };
+  return /^socks[45]?[ah]?:/i.test(proxy)
+    ? { used: true, proxy, from: source, noProxy: name, unspoken: CLAUDE_CODE_SOCKS }
+    : { used: true, proxy, from: source, noProxy: name };
+}
+
+/**
+ * Claude Code's http hooks go through a proxy by https-proxy-agent (its utils/proxy.ts), which
+ * opens every connection with an HTTP CONNECT, whatever the URL's scheme: a SOCKS proxy answers
+ * none, and every hook fails.
+ */
+const CLAUDE_CODE_SOCKS =
+  "its http client asks every proxy in HTTP (a CONNECT), which a SOCKS proxy does not answer";
+
+/**
+ * Why deepcode's ProxyAgent (undici) takes no such proxy URL, or undefined where it does: http,
+ * https, and SOCKS5 as socks5:// or socks:// alone; a socks5h:// or SOCKS4 one fails every hook
+ * with "Invalid URL protocol".
+ */
+function undiciUnspoken(proxy: string): string | undefined {
+  const scheme = /^([a-z0-9+.-]+):\/\//i.exec(proxy)?.[1]?.toLowerCase();
+  if (scheme === undefined || ["http", "https", "socks5", "socks"].includes(scheme)) return undefined;
+  return `its http client (undici's ProxyAgent) takes no ${scheme}:// proxy ("Invalid URL protocol")`;
 }
 
 /** The variables an agent's http hook takes its proxy from, in the order it reads them. */

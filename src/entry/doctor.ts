@@ -160,6 +160,8 @@ export async function doctorCommand(
       print({ ok: false, line: `${check}: not checked (${why})` });
     return 1;
   }
+  const unspoken = unspokenProxy(hookUrl, dialect, env);
+  if (unspoken) print(unspoken);
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs, ...via });
   const viaFix = proxyFix(hookUrl, dialect, env, via);
   const healthChecks = checkHealth(orFix(health, viaFix), base, viaFix);
@@ -370,6 +372,30 @@ function loopbackThroughProxy(
     ok: false,
     line: `proxy: ${agent} posts to ${host} through the proxy at ${proxy.host}, as ${read.noProxy} does not exempt it, and that proxy reaches its own loopback, not this machine's: the hook fails and the tool call runs as if no hook had answered`,
     fix: `add ${entry} to ${read.noProxy} in the shell that starts the agent (export ${read.noProxy}=${entry}${listed})`,
+  };
+}
+
+/**
+ * A failed check when the agent's http hooks go through a proxy whose protocol its client does
+ * not speak (`unspoken`: a SOCKS proxy to Claude Code, a socks5h:// or SOCKS4 one to deepcode):
+ * every hook fails, a non-blocking error, and the tool call runs as if no hook had answered. The
+ * checks after it go on, through that proxy where hookgate's client speaks it (SOCKS5): they
+ * still say whether the gateway answers.
+ */
+function unspokenProxy(hookUrl: string, dialect: string, env: Env): Check | undefined {
+  const read = agentProxy(hookUrl, dialect, env);
+  if (!read.used || read.unspoken === undefined || read.proxy === undefined) return undefined;
+  const agent = hookClient(dialect);
+  const variable = read.from ?? "HTTPS_PROXY";
+  const url = new URL(hookUrl);
+  const shown = withoutUserinfo(read.proxy);
+  // undici's SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks.
+  const socks5 = dialect === "deepcode" && /^socks5h:/i.test(read.proxy);
+  return {
+    ok: false,
+    goOn: true,
+    line: `proxy: ${agent} posts to ${url.host} through the proxy of ${variable}, ${shown}, but ${read.unspoken}: every hook fails and the tool call runs as if no hook had answered`,
+    fix: `${socks5 ? `write ${variable} as ${shown.replace(/^socks5h:/i, "socks5:")}, which deepcode's client takes as socks5h:// asks (the proxy resolves the name)` : `point ${variable} at an http proxy (http://host:port)`}; or, for the agent to connect to ${url.hostname} directly, add ${url.hostname} to ${read.noProxy ?? "NO_PROXY"} in the shell that starts the agent`,
   };
 }
 

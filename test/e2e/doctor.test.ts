@@ -9,6 +9,7 @@ import { doctorCommand, type Resolve } from "../../src/entry/doctor.js";
 import { forwardProxy } from "../support/forward-proxy.js";
 import { listenUntilDone, refusingPort } from "../support/loopback.js";
 import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
+import { socksProxy } from "../support/socks-proxy.js";
 import { tempDir } from "../support/temp.js";
 
 const TOKEN = "hookgate-dev-token";
@@ -394,6 +395,43 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
       /^✗ proxy: deepagents' curl posts to 127\.0\.0\.1 through the proxy at proxy\.corp\.invalid:3128, as NO_PROXY does not exempt it/,
     );
     expect(stranded.stdout).toContain("fix: add 127.0.0.1 to NO_PROXY in the shell that starts the agent");
+  });
+
+  it("fails a proxy check where the agent's http client cannot use its SOCKS proxy, and checks the gateway through it", async () => {
+    // Claude Code's hooks ask any proxy in HTTP, and deepcode's undici takes no socks5h://: doctor
+    // passed through the SOCKS proxy while every hook failed at it.
+    const proxy = await socksProxy();
+    const target = new URL(server.url).host;
+    const claude = await runCli(["doctor", "--url", `${server.url}/v1/hooks/claude-code`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: proxy.url,
+    });
+    expect(claude.code, claude.stdout).toBe(1);
+    expect(lines(claude.stdout)).toEqual([
+      `✗ proxy: Claude Code posts to ${target} through the proxy of HTTPS_PROXY, ${proxy.url}, but its http client asks every proxy in HTTP (a CONNECT), which a SOCKS proxy does not answer: every hook fails and the tool call runs as if no hook had answered`,
+      expect.stringMatching(/^✓ gateway answers/),
+      expect.stringMatching(/^✓ token/),
+      expect.stringMatching(/^✓ sample PreToolUse Bash "rm -rf \/" → deny/),
+    ]);
+    expect(claude.stdout).toContain(
+      "fix: point HTTPS_PROXY at an http proxy (http://host:port); or, for the agent to connect to 127.0.0.1 directly, add 127.0.0.1 to NO_PROXY in the shell that starts the agent",
+    );
+    expect(proxy.seen).toEqual([target, target, target]);
+    const deepcode = await runCli(["doctor", "--url", `${server.url}/v1/hooks/deepcode`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: proxy.url,
+    });
+    expect(deepcode.code, deepcode.stdout).toBe(1);
+    expect(lines(deepcode.stdout)[0]).toBe(
+      `✗ proxy: deepcode posts to ${target} through the proxy of HTTPS_PROXY, ${proxy.url}, but its http client (undici's ProxyAgent) takes no socks5h:// proxy ("Invalid URL protocol"): every hook fails and the tool call runs as if no hook had answered`,
+    );
+    const socks5 = proxy.url.replace("socks5h:", "socks5:");
+    expect(deepcode.stdout).toContain(`fix: write HTTPS_PROXY as ${socks5}, which deepcode's client takes`);
+    const written = await runCli(["doctor", "--url", `${server.url}/v1/hooks/deepcode`], "", {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: socks5,
+    });
+    expect(written.code, written.stdout).toBe(0);
   });
 
   it("checks through the proxy the agent's http hooks go through, as send posts, and says which route it took", async () => {

@@ -105,6 +105,25 @@ describe("agentProxy", () => {
     expect(agentProxy(url, "deepcode", { ...local, NO_PROXY: "[::1]" })).toMatchObject({ used: false });
     expect(agentProxy(url, "deepcode", { ...local, NO_PROXY: "::1" })).toMatchObject({ used: true });
   });
+
+  it.each([
+    ["claude-code", "socks5h://127.0.0.1:1080", true],
+    ["claude-code", "socks5://127.0.0.1:1080", true],
+    ["claude-code", "SOCKS4A://127.0.0.1:1080", true],
+    ["claude-code", "http://127.0.0.1:3128", false],
+    // undici's ProxyAgent speaks SOCKS5 written socks5:// or socks://, and refuses every other scheme.
+    ["deepcode", "socks5://127.0.0.1:1080", false],
+    ["deepcode", "socks://127.0.0.1:1080", false],
+    ["deepcode", "socks5h://127.0.0.1:1080", true],
+    ["deepcode", "socks4://127.0.0.1:1080", true],
+    ["deepcode", "127.0.0.1:3128", false],
+    // curl speaks every SOCKS version.
+    ["deepagents", "socks4a://127.0.0.1:1080", false],
+  ])("reads whether %s's http hooks can use the proxy %s: unusable %s", (dialect, proxy, unusable) => {
+    const read = agentProxy(`https://hooks.example.com/v1/hooks/${dialect}`, dialect, { HTTPS_PROXY: proxy });
+    expect(read.used).toBe(true);
+    expect(read.unspoken !== undefined).toBe(unusable);
+  });
 });
 
 describe("agentProxy for deepagents, whose hook is init's curl command", () => {
