@@ -12,7 +12,10 @@
  * `--url` is the hook URL from `hookgate init` or the gateway's base URL; the route (and so the
  * sample's dialect) is the URL's own, else `--client`'s, else Claude Code's.
  */
+
 import { lookup } from "node:dns/promises";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import ipaddr from "ipaddr.js";
 import {
@@ -129,6 +132,8 @@ export async function doctorCommand(
       ? `hookgate doctor: ${base}\n`
       : `hookgate doctor: gateway ${base}, hook ${hookUrl} (${dialect}), ${routeText(hookUrl, dialect, env, via)}\n`,
   );
+  const curlrc = dialect.startsWith("deepagents") ? curlConfigNote(env) : undefined;
+  if (curlrc !== undefined && !mistyped) io.out(`note: ${curlrc}\n`);
   const checks: Check[] = [];
   const print = (check: Check) => {
     checks.push(check);
@@ -723,6 +728,52 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The options of a curl config file that change the route of the hook's requests (curl(1)): a
+ * proxy, a SOCKS one, one in front of it, the hosts exempted from it.
+ */
+const CURL_ROUTE_OPTIONS = new Set([
+  "proxy",
+  "x",
+  "preproxy",
+  "socks4",
+  "socks4a",
+  "socks5",
+  "socks5-hostname",
+  "noproxy",
+]);
+
+/**
+ * What `doctor` says of the config file deepagents' hook, init's curl command, reads before its
+ * own options, if there is one: curl 7.88 reads the first of $CURL_HOME/.curlrc,
+ * $XDG_CONFIG_HOME/.curlrc and $HOME/.curlrc that exists (curl(1), -K), unless -q comes first.
+ * Its proxy there overrides the variables the checks read, its other options (--insecure, a
+ * header) change the request: the checks, which read none of it, passed for a hook that failed.
+ */
+function curlConfigNote(env: Env): string | undefined {
+  for (const dir of [env.CURL_HOME, env.XDG_CONFIG_HOME, env.HOME]) {
+    if (!dir) continue;
+    const file = join(dir, ".curlrc");
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    // An option's name starts its line, with one or two dashes or none, before a blank, = or :.
+    const route = text
+      .split(/\r?\n/)
+      .map((line) => /^\s*-{0,2}([A-Za-z0-9-]+)/.exec(line)?.[1])
+      .filter((name): name is string => name !== undefined && CURL_ROUTE_OPTIONS.has(name.toLowerCase()));
+    const sets =
+      route.length > 0
+        ? `, and it sets ${[...new Set(route)].map((name) => (name.length === 1 ? `-${name}` : `--${name}`)).join(", ")}: the hook's requests may not take the route above`
+        : ": an option there (a proxy, --insecure, a header) changes the hook's requests";
+    return `deepagents' hook, init's curl command, reads ${file}, which these checks do not${sets}`;
+  }
+  return undefined;
 }
 
 /**

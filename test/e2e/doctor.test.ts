@@ -397,6 +397,34 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(stranded.stdout).toContain("fix: add 127.0.0.1 to NO_PROXY in the shell that starts the agent");
   });
 
+  it("says on a deepagents route that its curl reads ~/.curlrc, which the checks do not, and the route options it sets", async () => {
+    // A proxy set in ~/.curlrc takes the hook's curl elsewhere than the route the checks took.
+    const home = tempDir("doctor-curlrc");
+    const hookUrl = `${server.url}/v1/hooks/deepagents`;
+    const note = (out: string) => out.split("\n").find((line) => line.startsWith("note: "));
+    expect(note((await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home })).out)).toBeUndefined();
+    writeFileSync(
+      join(home, ".curlrc"),
+      '# proxy of the office\nproxy = "http://proxy.corp.example:3128"\n-k\n',
+    );
+    const { code, out } = await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home });
+    expect(code, out).toBe(0);
+    expect(note(out)).toBe(
+      `note: deepagents' hook, init's curl command, reads ${join(home, ".curlrc")}, which these checks do not, and it sets --proxy: the hook's requests may not take the route above`,
+    );
+    // CURL_HOME's comes first; one without a route option is still said, as it may change the request.
+    const curlHome = tempDir("doctor-curl-home");
+    writeFileSync(join(curlHome, ".curlrc"), "insecure\n");
+    const first = await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home, CURL_HOME: curlHome });
+    expect(note(first.out)).toBe(
+      `note: deepagents' hook, init's curl command, reads ${join(curlHome, ".curlrc")}, which these checks do not: an option there (a proxy, --insecure, a header) changes the hook's requests`,
+    );
+    // Claude Code's http hooks read no curl config.
+    expect(
+      note((await doctorIn(`${server.url}/v1/hooks/claude-code`, { HOOKGATE_TOKEN: TOKEN, HOME: home })).out),
+    ).toBeUndefined();
+  });
+
   it("fails a proxy check where the agent's http client cannot use its SOCKS proxy, and checks the gateway through it", async () => {
     // Claude Code's hooks ask any proxy in HTTP, and deepcode's undici takes no socks5h://: doctor
     // passed through the SOCKS proxy while every hook failed at it.
