@@ -314,6 +314,30 @@ describe("gatewayRequest", () => {
     );
   });
 
+  it.each(["axios", "fetch"] as const)(
+    "names the Transfer-Encoding gzip over a Content-Encoding br, not the br, for %s",
+    async (reader) => {
+      // The client decodes the content coding from bytes still in the transfer coding, and fails:
+      // said as "does not decode as its Content-Encoding br says", the fix went to the br layer,
+      // which was whole.
+      const url = await serve((_req, res) =>
+        res
+          .writeHead(200, { "transfer-encoding": "gzip", "content-encoding": "br", connection: "close" })
+          .end(gzipSync(brotliCompressSync(json()))),
+      );
+      const result = await gatewayRequest({
+        method: "POST",
+        url: `${url}/te`,
+        body: "{}",
+        timeoutMs: 5000,
+        reader,
+      });
+      expect(result.ok && leftCoded(result.response.headers, reader)).toBe(
+        "it comes in Transfer-Encoding gzip, which no agent's http client decodes",
+      );
+    },
+  );
+
   it("decodes a deflate answer sent without its zlib header, as the agent's http client does", async () => {
     // Some servers send `Content-Encoding: deflate` as raw deflate data; axios (Claude Code's http
     // client) puts a zlib header in front of data that has none, so the agent's hook reads it,

@@ -180,6 +180,10 @@ export async function decodedAnswer(
 ): Promise<GatewayResult> {
   const { status, headers, body } = answer;
   const route = via === undefined ? "" : ` (${via})`;
+  // A transfer coding other than chunked lies over the content codings, and no agent's client
+  // takes it off (leftCoded): decoded here, the failure was said of the content coding beneath it.
+  if (codingsOf(headers["transfer-encoding"], "Transfer-Encoding").length > 0)
+    return { ok: true, response: { status, headers, body: body.toString("utf8") } };
   const codings = codingsRead(reader, status, headers["content-encoding"] ?? "");
   if (codings === "too many")
     return {
