@@ -21,6 +21,7 @@ import { errorMessage } from "../core/errors.js";
 import { escapeControls } from "../core/escape-controls.js";
 import { maskString } from "../core/mask.js";
 import { type DeadSwept, type Queue, sweptBefore, UNREADABLE_PREFIX } from "../core/queue.js";
+import { withoutUserinfo } from "../core/url-userinfo.js";
 import { didYouMean, refuseEmpty } from "./arg-errors.js";
 import { UsageError } from "./usage-error.js";
 
@@ -80,7 +81,7 @@ export async function dlqCommand(
   );
   const sinks = values.policy === undefined ? undefined : await policySinks(values.policy, io);
   if (typeof sinks === "number") return sinks;
-  const queue = await openQueue(values, sub !== "list");
+  const queue = await openQueue(values, sub !== "list", io.err);
   try {
     if (sub === "list") {
       // One more than shown, to tell whether more remain.
@@ -224,7 +225,11 @@ function listLimit(text: string | undefined): number {
   return n;
 }
 
-async function openQueue(values: Record<string, unknown>, write: boolean): Promise<Queue<DeliveryJob>> {
+async function openQueue(
+  values: Record<string, unknown>,
+  write: boolean,
+  err: (text: string) => void,
+): Promise<Queue<DeliveryJob>> {
   const queueUrl = values["sqs-queue-url"] as string | undefined;
   const dlqUrl = values["sqs-dlq-url"] as string | undefined;
   const endpoint = values["sqs-endpoint"] as string | undefined;
@@ -254,6 +259,17 @@ async function openQueue(values: Record<string, unknown>, write: boolean): Promi
         `--sqs-queue-url is in ${queueRegion} and --sqs-dlq-url in ${dlqRegion}: pass the queue and DLQ of one deployment, which share a region`,
       );
     const client = endpoint ? createSqsClientForLocal(endpoint) : createSqsClientForShell(queueUrl);
+    // A host that names no region (a DNS alias of the SQS endpoint): its calls are signed for the
+    // SDK's own region, AWS_REGION or the profile's, which SQS refuses for a queue of another, in
+    // words that name no region. Said once, before them; with none at all, the call's own
+    // failure says to set AWS_REGION.
+    if (!endpoint && queueRegion === undefined) {
+      const region = await client.config.region().catch(() => undefined);
+      if (region)
+        err(
+          `hookgate dlq: ${withoutUserinfo(queueUrl)} names no region; its calls are signed for ${region} (AWS_REGION, or the profile's): set AWS_REGION to the queue's if it is another\n`,
+        );
+    }
     return createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
   }
   const dataDir = (values["data-dir"] as string | undefined) ?? ".hookgate";

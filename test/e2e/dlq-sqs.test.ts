@@ -70,6 +70,26 @@ async function queuesWith(letters: readonly string[], maximumMessageSize?: numbe
   };
 }
 
+describe("hookgate dlq on a queue URL that names no region", { timeout: 60_000 }, () => {
+  it("says the region its calls are signed for, AWS_REGION's", async () => {
+    // A host that names none (a DNS alias of the SQS endpoint) was signed for AWS_REGION unsaid,
+    // and SQS's refusal for a queue of another region named no region.
+    const t = await queuesWith([]);
+    const [queueUrl = "", dlqUrl = ""] = [t.args[1], t.args[3]];
+    const listed = await runCli(["dlq", "list", "--sqs-queue-url", queueUrl, "--sqs-dlq-url", dlqUrl], "", {
+      HOME: tempDir("aws-home"),
+      AWS_REGION: "eu-west-1",
+      AWS_ACCESS_KEY_ID: "test",
+      AWS_SECRET_ACCESS_KEY: "test",
+    });
+    expect(listed.code, listed.stderr).toBe(0);
+    // The lines after it are the SDK's own (its notice of the Node versions it will require).
+    expect(listed.stderr.split("\n")[0]).toBe(
+      `hookgate dlq: ${queueUrl} names no region; its calls are signed for eu-west-1 (AWS_REGION, or the profile's): set AWS_REGION to the queue's if it is another`,
+    );
+  });
+});
+
 const letter = (id: string, body: unknown) =>
   JSON.stringify({ id, body, attempts: 1, error: "HTTP 500", failedAt: 1 });
 
