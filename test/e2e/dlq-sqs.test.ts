@@ -70,6 +70,42 @@ async function queuesWith(letters: readonly string[], maximumMessageSize?: numbe
   };
 }
 
+describe("hookgate dlq when SQS throttles", { timeout: 60_000 }, () => {
+  // SQS's RequestThrottled (its query code too, at HTTP 403, as the SDK's model gives it) and the
+  // AWS JSON protocol's ThrottlingException.
+  it.each([
+    [403, "RequestThrottled;Sender", "com.amazonaws.sqs#RequestThrottled"],
+    [400, "ThrottlingException;Sender", "com.amazon.coral.availability#ThrottlingException"],
+  ])(
+    "lists the dead letters after a receive throttled with HTTP %i (%s), which the SDK tries again after a pause",
+    async (status, queryError, type) => {
+      // A list that failed on it would have its user run it again, at once, adding to the load.
+      const t = await queuesWith([letter("t1", { sink: "audit" })]);
+      let receives = 0;
+      const proxy = await loopbackServer((req, res) => {
+        if (req.headers["x-amz-target"] === "AmazonSQS.ReceiveMessage" && ++receives === 1) {
+          res.writeHead(status, {
+            "content-type": "application/x-amz-json-1.0",
+            "x-amzn-query-error": queryError,
+          });
+          res.end(JSON.stringify({ __type: type, message: "Rate exceeded" }));
+          return;
+        }
+        request(`${endpoint}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        }).end(req.body);
+      });
+      whenDone(() => proxy.close());
+      const args = [...t.args.slice(0, -1), proxy.url];
+      const listed = await runCli(["dlq", "list", "--json", ...args]);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain('"t1"');
+      expect(receives).toBeGreaterThan(1);
+    },
+  );
+});
+
 describe("hookgate dlq on a queue URL that names no region", { timeout: 60_000 }, () => {
   it("says the region its calls are signed for, AWS_REGION's", async () => {
     // A host that names none (a DNS alias of the SQS endpoint) was signed for AWS_REGION unsaid,
