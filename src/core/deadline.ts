@@ -17,6 +17,11 @@ export const DEADLINE_MARGIN_MS = 250;
  * too late. A hook configured with a longer timeout waits that long, and its header says so.
  */
 export const MAX_DEADLINE_MS = 600_000 - DEADLINE_MARGIN_MS;
+/**
+ * The shortest deadline: one written shorter (`"deadlineMs": 5`, seconds meant) is raised to it,
+ * so a request is still answered from its rules; `check` names it.
+ */
+export const MIN_DEADLINE_MS = 50;
 /** setTimeout's limit, past which Node fires a timer after 1 ms: no deadline is longer. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -66,7 +71,7 @@ export function requestDeadlineMs(
   let limit = Math.min(policyDeadlineMs, runtimeLeftMs, waits, MAX_TIMER_MS);
   const client = clientLimitMs(event, dialect, seconds !== undefined);
   if (client !== undefined) limit = Math.min(limit, client - DEADLINE_MARGIN_MS);
-  return Math.max(50, limit);
+  return Math.max(MIN_DEADLINE_MS, limit);
 }
 
 /**

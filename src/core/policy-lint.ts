@@ -6,7 +6,7 @@
 
 import { listTeams, teamsOf } from "./auth.js";
 import { closestName } from "./closest-name.js";
-import { DEADLINE_MARGIN_MS, MAX_DEADLINE_MS } from "./deadline.js";
+import { DEADLINE_MARGIN_MS, MAX_DEADLINE_MS, MIN_DEADLINE_MS } from "./deadline.js";
 import { classifyAddress, isIpLiteral, metadataOpened } from "./egress/address.js";
 import { howToOpen } from "./egress/open.js";
 import { DEFAULT_EGRESS_POLICY } from "./egress/policy.js";
@@ -94,7 +94,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
       "$.defaults.deadlineMs",
       inSeconds(
         deadline,
-        "no model or team server answers a prompt or forward rule that fast (a deadline under 50 ms is raised to 50), so each would answer its onError",
+        `no model or team server answers a prompt or forward rule that fast (a deadline under ${MIN_DEADLINE_MS} ms is raised to ${MIN_DEADLINE_MS}), so each would answer its onError`,
       ),
     );
   const denyAll = unconditionalDenies(policy);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MIN_DEADLINE_MS, requestDeadlineMs } from "../../src/core/deadline.js";
 import { evaluatePolicy } from "../../src/core/evaluate.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import { lintPolicy } from "../../src/core/policy-lint.js";
@@ -2452,6 +2453,20 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       `$.rules[1].forward.timeoutMs: is 4 ms, and no team server answers that fast, so the rule would answer its onError every time: it counts milliseconds, where a hook's "timeout" in the client's settings counts seconds; write 4000 for 4 s`,
     ]);
     expect(await policy(100, 100)).toEqual([]);
+  });
+
+  it("names the shortest deadline as the gateway applies it", async () => {
+    // Before, the warning wrote 50 of its own, where the deadline has its constant.
+    const floor = requestDeadlineMs("PreToolUse", "claude-code", 1, undefined);
+    expect(floor).toBe(MIN_DEADLINE_MS);
+    const policy = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      defaults: { deadlineMs: 5 },
+      rules: [],
+    });
+    const said = lintPolicy(policy).find((w) => w.path === "$.defaults.deadlineMs")?.message;
+    expect(said).toContain(`(a deadline under ${floor} ms is raised to ${floor})`);
   });
 
   it("says a deny of every tool call, with no condition but its on", async () => {
