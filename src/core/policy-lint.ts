@@ -1746,8 +1746,17 @@ const SLASH_DELIMITED = /^\/([\s\S]+)\/([dgimsuyv]*)$/;
 const PATH_KEY = /(?:^|[._])(?:path|cwd)$/;
 /** What only a regex means: an anchor just inside the slashes, or a space or a class escape. */
 const REGEX_ONLY = /^\^|(?<!\\)\$$|\s|\\[sSdDwWbB]/;
-/** Names a path is made of, with no regex syntax: a folder's or a file's (`src`, `Application Support`). */
-const PLAIN_NAME = /^[\w. -]+$/;
+/**
+ * Names a path is made of, with no regex syntax but an escaped mark: a folder's or a file's (`src`,
+ * `Application Support`, `\.ssh`).
+ */
+const PLAIN_NAME = /^(?:[\w. -]|\\[^\w\s])+$/;
+/**
+ * The flags a JavaScript regex of a plain name is written with (`/sudo/i`, `/sudo/gi`). Other
+ * letters after one change nothing there (`m`, `s`, `d`, `u`, `v`, `y`), so they are a path's
+ * last name: `/bin/vim` on a command was told to become "(?im)bin", which matches every bin.
+ */
+const PLAIN_NAME_FLAGS = /^[gi]*$/;
 
 /**
  * A `where` regex written between slashes, as JavaScript writes one (`/rm -rf/`, `/^rm/i`): the
@@ -1775,9 +1784,11 @@ function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: s
  * Whether what is written between slashes is a regex and its flags, not a path: one with flags, or
  * with an anchor just inside its slashes, a space or a class escape (`REGEX_ONLY`). On a path
  * field a space is a path's as well ("/Application Support/"), and the letters after a plain name
- * its last name ("/src/ui"): told as flags, it became "(?i)src".
+ * its last name ("/src/ui"): told as flags, it became "(?i)src". On any field, a plain name with
+ * letters other than `g` and `i` after it is a path too (`PLAIN_NAME_FLAGS`: "/bin/vim").
  */
 function meansRegex({ body, flags }: SlashDelimited, onPath: boolean): boolean {
+  if (PLAIN_NAME.test(body) && !PLAIN_NAME_FLAGS.test(flags)) return false;
   if (!onPath) return flags !== "" || REGEX_ONLY.test(body);
   return REGEX_ONLY.test(body.replace(/ /g, "")) || (flags !== "" && !PLAIN_NAME.test(body));
 }

@@ -2390,6 +2390,13 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       // to become "(?i)src", which matches every src.
       onPath("/src/ui"),
       onPath("/home/dims"),
+      // An escaped mark is a path's too: before, "/\\.ssh/id" was told to become "(?i)\\.ssh".
+      onPath("/\\.ssh/id"),
+      // On a command, a name after a plain one is a path's unless it is JavaScript's usual flags:
+      // before, "/bin/vim" was told to become "(?im)bin".
+      onBash({ "tool_input.command": { regex: "/bin/vim" } }),
+      onBash({ "tool_input.command": { regex: "/\\.ssh/id" } }),
+      onBash({ "tool_input.command": { regex: "/sudo/gi" } }),
     ]);
     expect(
       warnings
@@ -2401,6 +2408,7 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       '$.rules[4].where["tool_input.file_path"].regex: "/(?i)rm/i": write "(?i)rm"',
       '$.rules[5].where["tool_input.file_path"].regex: "/(?s)rm/im": write "(?sim)rm"',
       '$.rules[7].where["tool_input.file_path"].regex: "/^Application Support/": write "^Application Support"',
+      '$.rules[13].where["tool_input.command"].regex: "/sudo/gi": write "(?i)sudo"',
     ]);
   });
 
