@@ -148,17 +148,43 @@ function toolTarget(name: string, specifier: string | undefined): Result<RuleTar
   return ok({ kind: "text", tool: name, field: "command", pattern: compileGlob(specifier) });
 }
 
+/** The tools whose rules read a specifier. */
+const SPECIFIER_TOOLS: readonly string[] = ["Bash", "WebFetch", "WebSearch", ...Object.keys(PATH_RULE_TOOLS)];
+/**
+ * Those tools by their name in lower case, but for the ones a shell command is named as (`ls`,
+ * `grep`, `bash`): `read ~/.ssh` means the Read tool, `ls -la` the command.
+ */
+const SPECIFIER_TOOL_BY_LOWER: ReadonlyMap<string, string> = new Map(
+  SPECIFIER_TOOLS.filter((tool) => !["Bash", "LS", "Grep"].includes(tool)).map((tool) => [
+    tool.toLowerCase(),
+    tool,
+  ]),
+);
+
+/**
+ * The folders at the top of a macOS or Linux file system that no project holds by those names.
+ * Not lib, bin, tmp, var, dev, home, root, srv or private: many projects have one (a Rails app's
+ * bin, lib, tmp; a Symfony app's var), and a deny of `Edit(/lib/**)` written for it would be told
+ * to become `Edit(//lib/**)`, which no longer covers the project's folder.
+ */
+export const SYSTEM_FOLDER = /^\/(?:etc|usr|opt|sbin|proc|sys|mnt|Users|Volumes)(?:\/|$)/;
+
 /**
  * The rule a first policy's entry without parentheses means: a tool that reads a specifier and
- * its specifier after a space or a colon (`Bash rm -rf *`, `Bash:rm *`), or a bare command, which
- * starts with a lower-case word where a tool name starts with a capital (`rm -rf *`, `git push *`).
+ * its specifier after a space or a colon (`Bash rm -rf *`, `Bash:rm *`, `read ~/.ssh`), or a bare
+ * command, which starts with a lower-case word where a tool name starts with a capital (`rm -rf *`,
+ * `git push *`). A system folder after one "/" is the system's (`Read:/etc/passwd`), which a rule
+ * writes with two: `Read(/etc/passwd)` names the project's etc/passwd, and check says so.
  */
 function meantRule(text: string): string | undefined {
-  const [, tool = "", rest] = /^([^\s:]+)(?:\s+|:)(.+)$/s.exec(text) ?? [];
-  const reads = ["Bash", "WebFetch", "WebSearch"].includes(tool) || Object.hasOwn(PATH_RULE_TOOLS, tool);
+  const [, word = "", rest] = /^([^\s:]+)(?:\s+|:)(.+)$/s.exec(text) ?? [];
+  const tool = SPECIFIER_TOOLS.includes(word) ? word : SPECIFIER_TOOL_BY_LOWER.get(word);
+  const specifier = rest?.trim() ?? "";
+  const absolute =
+    tool !== undefined && Object.hasOwn(PATH_RULE_TOOLS, tool) && SYSTEM_FOLDER.test(specifier);
   const meant =
-    rest !== undefined && reads
-      ? `${tool}(${domainFor(tool, rest.trim())})`
+    rest !== undefined && tool !== undefined
+      ? `${tool}(${absolute ? "/" : ""}${domainFor(tool, specifier)})`
       : /^[a-z][\w.-]*\s/.test(text)
         ? `Bash(${text})`
         : undefined;

@@ -36,7 +36,7 @@ import { deepEqual } from "./json-equal.js";
 import { DEFAULT_MODEL_URLS, promptPlaceholders } from "./judge.js";
 import { maskString } from "./mask.js";
 import { eventReadsMatcher, exactMatcherNames, matcherKeepsEdgeSpaces } from "./matcher.js";
-import type { PermissionRule } from "./permission-rule.js";
+import { type PermissionRule, SYSTEM_FOLDER } from "./permission-rule.js";
 import {
   type CompiledRule,
   DEFAULT_DEADLINE_MS,
@@ -459,14 +459,6 @@ function lintIfTargets(rule: CompiledRule, warn: (path: string, message: string)
     }
   }
 }
-
-/**
- * The folders at the top of a macOS or Linux file system that no project holds by those names.
- * Not lib, bin, tmp, var, dev, home, root, srv or private: many projects have one (a Rails app's
- * bin, lib, tmp; a Symfony app's var), and a deny of `Edit(/lib/**)` written for it would be told
- * to become `Edit(//lib/**)`, which no longer covers the project's folder.
- */
-const SYSTEM_FOLDER = /^\/(?:etc|usr|opt|sbin|proc|sys|mnt|Users|Volumes)(?:\/|$)/;
 
 /**
  * A path rule written as an absolute system path with one `/` (`Read(/etc/passwd)`), with the path

@@ -47,6 +47,14 @@ describe("parsePermissionRule", () => {
     ["rm -rf *", /not a tool name.*: write "Bash\(rm -rf \*\)"$/],
     ["git push --force", /not a tool name.*: write "Bash\(git push --force\)"$/],
     ["Bash:rm *", /not a tool name.*: write "Bash\(rm \*\)"$/],
+    // A tool's name in lower case is the tool's, not a command: before, "Bash(read ~/.ssh)".
+    ["read ~/.ssh", /not a tool name.*: write "Read\(~\/\.ssh\)"$/],
+    ["edit:src/**", /not a tool name.*: write "Edit\(src\/\*\*\)"$/],
+    ["ls -la", /not a tool name.*: write "Bash\(ls -la\)"$/],
+    // A system folder after one "/" is the system's: before, "Read(/etc/passwd)", which names the
+    // project's etc/passwd (check says so of it).
+    ["Read:/etc/passwd", /not a tool name.*: write "Read\(\/\/etc\/passwd\)"$/],
+    ["Edit /src/**", /not a tool name.*: write "Edit\(\/src\/\*\*\)"$/],
     // A bare host for WebFetch is its domain: rule's; before, it was told "WebFetch(example.com)",
     // which does not load either.
     ["WebFetch example.com", /not a tool name.*: write "WebFetch\(domain:example\.com\)"$/],
