@@ -1853,7 +1853,10 @@ function lintWhereCommandGlob(rule: CompiledRule, warn: (path: string, message: 
 /**
  * A `contains` of a list on a field clients send as a string (`{"contains": ["rm", "-rf"]}`): on a
  * string it looks for one text (where.ts), so a list never holds there. It was meant as "any of
- * these", which a regex of them joined with `|` says.
+ * these", which a regex of them joined with `|` says; but where a condition that holds on more
+ * lets more through (widensRule: an allow's, a deny's `not`), the regex of all of them in the
+ * order written, which holds on less than either reading: a suggestion never makes an allow
+ * broader than its author may have meant. One text is its own `contains`.
  */
 function lintWhereContainsList(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
@@ -1864,12 +1867,28 @@ function lintWhereContainsList(rule: CompiledRule, warn: (path: string, message:
       continue;
     const types = declaredTypes(rule, key.split("."));
     if (types === undefined || !types.every((type) => type === "string")) continue;
-    const anyOf = needle.map((text) => text.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&")).join("|");
+    const texts = needle.map((text) => text.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&"));
+    const write =
+      needle.length === 1
+        ? `for this text write {"contains": ${JSON.stringify(needle[0])}}`
+        : widensRule(rule, nots)
+          ? `for all of these texts, in this order, write {"regex": ${JSON.stringify(texts.join(".*"))}}`
+          : `for any of these texts write {"regex": ${JSON.stringify(texts.join("|"))}}`;
     warn(
       `${wherePath(rule, key, nots)}.contains`,
-      `is a list, and clients send ${fieldName(rule, key)} as a string, in which "contains" looks for one text, ${neverUnder(nots, '"contains"', key.startsWith("tool_input."))}: for any of these texts write {"regex": ${JSON.stringify(anyOf)}}`,
+      `is a list, and clients send ${fieldName(rule, key)} as a string, in which "contains" looks for one text, ${neverUnder(nots, '"contains"', key.startsWith("tool_input."))}: ${write}`,
     );
   }
+}
+
+/**
+ * Whether a condition `nots` levels under `not` that holds on more values lets more through: an
+ * allow's, unless negated; any other rule's (a deny, an ask, a judge) when negated, which then
+ * applies to fewer calls.
+ */
+function widensRule(rule: CompiledRule, nots: number): boolean {
+  const allows = rule.action.kind === "decide" && rule.action.decision === "allow";
+  return allows === (nots % 2 === 0);
 }
 
 function hasPath(value: unknown, segments: readonly string[]): boolean {

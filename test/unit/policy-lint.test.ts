@@ -2330,12 +2330,12 @@ describe("lintPolicy: an inline URL that carries its credential", () => {
 });
 
 describe("lintPolicy: a first policy's mistakes that loaded without a word", () => {
-  const onBash = (where: Record<string, unknown>) => ({
-    id: JSON.stringify(where),
+  const onBash = (where: Record<string, unknown>, decide = "deny") => ({
+    id: `${decide} ${JSON.stringify(where)}`,
     on: "PreToolUse",
     matcher: "Bash",
     where,
-    decide: "deny",
+    decide,
   });
 
   it("says a where regex written between slashes, as JavaScript writes one, and what to write", async () => {
@@ -2550,10 +2550,18 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
         where: { prompt: { not: { contains: ["secret"] } } },
         decide: "block",
       },
+      // Where "any of" would let more through, all of them in order: before, an allow of
+      // ["npm", "test"] was told {"regex": "npm|test"}, which allows every npm command.
+      onBash({ "tool_input.command": { contains: ["npm", "test"] } }, "allow"),
+      onBash({ "tool_input.command": { not: { contains: ["rm", "-rf"] } } }, "ask"),
+      onBash({ "tool_input.command": { not: { contains: ["rm", "-rf"] } } }, "allow"),
     ]);
     expect(warnings.filter((w) => w.includes('"contains" looks for one text'))).toEqual([
       `$.rules[0].where["tool_input.command"].contains: is a list, and clients send Bash's tool_input.command as a string, in which "contains" looks for one text, so this never holds on a call that carries its input: for any of these texts write {"regex": "rm|-rf|a\\\\.b"}`,
-      `$.rules[2].where.prompt.not.contains: is a list, and clients send prompt as a string, in which "contains" looks for one text, so "contains" never holds and its "not" holds on every event: this condition tests nothing: for any of these texts write {"regex": "secret"}`,
+      `$.rules[2].where.prompt.not.contains: is a list, and clients send prompt as a string, in which "contains" looks for one text, so "contains" never holds and its "not" holds on every event: this condition tests nothing: for this text write {"contains": "secret"}`,
+      `$.rules[3].where["tool_input.command"].contains: is a list, and clients send Bash's tool_input.command as a string, in which "contains" looks for one text, so this never holds on a call that carries its input: for all of these texts, in this order, write {"regex": "npm.*test"}`,
+      `$.rules[4].where["tool_input.command"].not.contains: is a list, and clients send Bash's tool_input.command as a string, in which "contains" looks for one text, so "contains" never holds and its "not" holds on every call that carries its input: this condition tests nothing: for all of these texts, in this order, write {"regex": "rm.*-rf"}`,
+      `$.rules[5].where["tool_input.command"].not.contains: is a list, and clients send Bash's tool_input.command as a string, in which "contains" looks for one text, so "contains" never holds and its "not" holds on every call that carries its input: this condition tests nothing: for any of these texts write {"regex": "rm|-rf"}`,
     ]);
   });
 
