@@ -87,6 +87,11 @@ const CASES: readonly (readonly [string, Rule, (rule: Rule, s: { key?: string; v
       (rule, s) => ({ ...rule, where: { "tool_input.command": s.value } }),
     ],
     [
+      "a where contains of a list on an allow's command",
+      onBash({ "tool_input.command": { contains: ["npm", "test"] } }, "allow"),
+      (rule, s) => ({ ...rule, where: { "tool_input.command": s.value } }),
+    ],
+    [
       "a matcher of tools separated by commas",
       { id: "r", on: "PreToolUse", matcher: "Write,Edit", decide: "ask" },
       (rule, s) => ({ ...rule, matcher: s.value }),
