@@ -646,9 +646,9 @@ function lintMatcherClientValues(rule: CompiledRule, warn: (path: string, messag
  * its indices and `length`. A tool's input (`tool_input`, legacy `tool_args`) is left `unknown`,
  * its fields depending on the tool, unless the rule reaches one tool whose input TOOL_INPUT_FIELDS
  * knows: then its declared fields have their types (a field it does not declare is left to
- * lintToolInputFields). On a PreToolUse without its input a deny-style rule's condition on it holds
- * (evaluate.ts `inputMissing`), so the input itself is never typed: a string written for it is not
- * a condition that never holds.
+ * lintToolInputFields). The input itself is an object wherever it comes: a string written for it
+ * (`"tool_input": "rm -rf /"`) never holds on a call that carries it, which messages say so, since
+ * on a PreToolUse without it a deny-style rule's condition on it holds (evaluate.ts `inputMissing`).
  */
 type PathShape =
   | { readonly kind: "known"; readonly shape: FieldShape }
@@ -791,7 +791,8 @@ function shapeAt(event: string, segments: readonly string[], tool?: string): Pat
   const [first, field] = segments;
   if (input !== undefined && first === "tool_input" && field !== undefined && Object.hasOwn(input, field))
     shape = { types: ["object"], fields: { tool_input: { types: ["object"], fields: input } } };
-  else if (shape === undefined || TOOL_INPUT_KEYS.has(first ?? "")) return { kind: "unknown" };
+  else if (shape === undefined || (TOOL_INPUT_KEYS.has(first ?? "") && field !== undefined))
+    return { kind: "unknown" };
   for (const [i, segment] of segments.entries()) {
     const next: FieldShape[] = [];
     let open = false;
@@ -857,6 +858,27 @@ function meantValue(value: unknown, types: readonly JsonType[]): string {
   }
 }
 
+/**
+ * The field of a tool's input a string compared with the whole input was meant for, where the
+ * rule reaches one tool whose input has one such field (Bash's command, Write's and Edit's
+ * file_path): `"tool_input": "rm -rf /"` compares an object with a string.
+ */
+const INPUT_STRING_FIELD: ReadonlyMap<string, string> = new Map([
+  ["Bash", "command"],
+  ["Write", "file_path"],
+  ["Edit", "file_path"],
+]);
+
+/** What to write for a string compared with a whole tool input (`"tool_input": "ls"`), or "". */
+function meantInputField(rule: CompiledRule, key: string, within: readonly string[], value: unknown): string {
+  if (!TOOL_INPUT_KEYS.has(key) || within.length > 0 || typeof value !== "string") return "";
+  const tool = inputTool(rule);
+  const field = tool === undefined ? undefined : INPUT_STRING_FIELD.get(tool);
+  return field === undefined
+    ? `: compare a field of the input with it (${key}.command, ${key}.file_path)`
+    : `: write ${JSON.stringify(`${key}.${field}`)} as its key`;
+}
+
 /** A `where` condition under its `not`s, and how many there are. */
 function underNots(condition: unknown): { readonly inner: unknown; readonly nots: number } {
   let inner = condition;
@@ -917,7 +939,7 @@ function lintWhereTypes(rule: CompiledRule, warn: (path: string, message: string
         const path = found.within.length === 0 ? at : `${at}.equals${jsonPath(found.within).slice(1)}`;
         warn(
           path,
-          `${JSON.stringify(found.value)} is ${aType(jsonType(found.value) ?? "")}; clients send ${fieldName(rule, [...segments, ...found.within].join("."))} as ${typesText(found.types)}, ${neverUnder(nots, JSON.stringify(written), segments[0] === "tool_input")}${meantValue(found.value, found.types)}`,
+          `${JSON.stringify(found.value)} is ${aType(jsonType(found.value) ?? "")}; clients send ${fieldName(rule, [...segments, ...found.within].join("."))} as ${typesText(found.types)}, ${neverUnder(nots, JSON.stringify(written), segments[0] === "tool_input")}${meantValue(found.value, found.types) || meantInputField(rule, key, found.within, found.value)}`,
         );
       }
     } else if (Array.isArray(op.in)) {
@@ -990,7 +1012,7 @@ function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: st
     if (types === undefined || types.some((type) => reads.includes(type))) continue;
     warn(
       `${wherePath(rule, key, nots)}.${name}`,
-      `"${name}" holds on ${typesText(reads)} only, and clients send ${fieldName(rule, key)} as ${typesText(types)}, ${neverUnder(nots, `"${name}"`, key.startsWith("tool_input."))}: compare it with a value`,
+      `"${name}" holds on ${typesText(reads)} only, and clients send ${fieldName(rule, key)} as ${typesText(types)}, ${neverUnder(nots, `"${name}"`, key.startsWith("tool_input"))}: ${TOOL_INPUT_KEYS.has(key) ? `write it on a field of the input (${key}.command, ${key}.file_path)` : "compare it with a value"}`,
     );
   }
 }

@@ -92,6 +92,11 @@ const CASES: readonly (readonly [string, Rule, (rule: Rule, s: { key?: string; v
       (rule, s) => ({ ...rule, where: { "tool_input.command": s.value } }),
     ],
     [
+      "a where on a tool's whole input compared with a string",
+      onBash({ tool_input: "rm -rf /" }),
+      (rule, s) => ({ ...rule, where: { [s.value as string]: "rm -rf /" } }),
+    ],
+    [
       "a matcher of tools separated by commas",
       { id: "r", on: "PreToolUse", matcher: "Write,Edit", decide: "ask" },
       (rule, s) => ({ ...rule, matcher: s.value }),

@@ -2035,13 +2035,40 @@ describe("lintPolicy: where values of a type the event's field never has", () =>
     ]);
   });
 
-  // A tool's fields depend on the tool, and a deny rule's condition on tool_input holds on a
-  // PreToolUse that carries none, so the input itself is never typed, nor a field of it where the
-  // rule may reach several tools.
-  it("leaves alone a field no schema types: a tool's input, an undeclared key, every event, an unknown one", async () => {
+  it("says a tool's whole input compared with a string, and the field it was meant for", async () => {
+    // Before, "tool_input": "rm -rf /" loaded silently and never held on a call with its input.
     const warnings = await warningsFor([
-      { id: "h", on: "PreToolUse", matcher: "Bash", where: { tool_input: "ls" }, decide: "deny" },
+      { id: "h", on: "PreToolUse", matcher: "Bash", where: { tool_input: "rm -rf /" }, decide: "deny" },
       { id: "i", on: "tool.use", where: { tool_args: "x" }, decide: "allow" },
+      {
+        id: "j",
+        on: "PreToolUse",
+        matcher: "Write",
+        where: { tool_input: { not: { equals: "a.env" } } },
+        decide: "allow",
+      },
+      { id: "k", on: "PreToolUse", matcher: "Bash", where: { tool_input: { regex: "^rm" } }, decide: "deny" },
+      // An object is the input's type, and its fields are typed as they are.
+      {
+        id: "l",
+        on: "PreToolUse",
+        matcher: "Bash",
+        where: { tool_input: { equals: { command: "ls" } } },
+        decide: "deny",
+      },
+    ]);
+    expect(warnings.filter((w) => w.includes("clients send"))).toEqual([
+      '$.rules[0].where.tool_input: "rm -rf /" is a string; clients send tool_input as an object, so this never holds on a call that carries its input: write "tool_input.command" as its key',
+      '$.rules[1].where.tool_args: "x" is a string; clients send tool_args as an object, so this never holds: compare a field of the input with it (tool_args.command, tool_args.file_path)',
+      '$.rules[2].where.tool_input.not: "a.env" is a string; clients send tool_input as an object, so {"equals":"a.env"} never holds and its "not" holds on every call that carries its input: this condition tests nothing: write "tool_input.file_path" as its key',
+      '$.rules[3].where.tool_input.regex: "regex" holds on a string only, and clients send tool_input as an object, so this never holds on a call that carries its input: write it on a field of the input (tool_input.command, tool_input.file_path)',
+    ]);
+  });
+
+  // A tool's fields depend on the tool: a field of its input is not typed where the rule may
+  // reach several tools.
+  it("leaves alone a field no schema types: an undeclared key, every event, an unknown one", async () => {
+    const warnings = await warningsFor([
       {
         id: "a",
         on: "PreToolUse",
