@@ -107,6 +107,20 @@ describe("readJsonText", () => {
     expect(loop.ok).toBe(false);
     expect(loop.ok ? "" : loop.error.message).toMatch(/^cannot read .*loop-a: ELOOP/);
   });
+
+  it("says a link whose file is gone is a broken link, not a file that does not exist", async () => {
+    // Before, "does not exist; a policy is a JSON file you write: copy the example…", of a path
+    // that is there.
+    const broken = join(dir, "broken.json");
+    symlinkSync("released/policy.json", broken);
+    expect(await readJsonText(broken)).toEqual({
+      ok: false,
+      error: {
+        message: `${broken} is a broken link: it points to released/policy.json, which does not exist`,
+        missing: false,
+      },
+    });
+  });
 });
 
 describe("loadPolicyFile's near misses", () => {

@@ -1,6 +1,6 @@
 /** Reads a policy file from disk and loads it; the Node and CLI way to get a Policy. */
 import { constants, existsSync, type Stats } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import { type FileHandle, open, readlink } from "node:fs/promises";
 import { isAbsolute, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { systemReason } from "../../core/errors.js";
@@ -156,8 +156,14 @@ export async function readJsonText(
       await handle.close();
     }
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return failed(`${path} does not exist`, true);
-    return failed(`cannot read ${path}: ${systemReason(e)}`);
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT")
+      return failed(`cannot read ${path}: ${systemReason(e)}`);
+    // A link whose file is gone (a deploy's policy link left pointing at a release removed) is
+    // there: told it "does not exist" and to copy the example, its author looked for a typo.
+    const target = await readlink(path).catch(() => undefined);
+    if (target !== undefined)
+      return failed(`${path} is a broken link: it points to ${target}, which does not exist`);
+    return failed(`${path} does not exist`, true);
   }
   const text = strictUtf8(bytes);
   if (text !== undefined) return ok(text);
