@@ -1,12 +1,12 @@
 /** Reading a policy file from disk: what is not a file is refused at once, with what to fix. */
 
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { invalidPolicyReport, loadPolicyFile, readJsonText } from "../../src/adapters/policy-source/file.js";
 import { sha256 } from "../support/policy.js";
-import { endProcess } from "../support/process.js";
+import { BIN, childEnv, endProcess, ROOT } from "../support/process.js";
 import { tempDir, whenDone } from "../support/temp.js";
 
 const dir = tempDir("policy-file");
@@ -106,6 +106,16 @@ describe("readJsonText", () => {
     const loop = await readJsonText(join(dir, "loop-a"));
     expect(loop.ok).toBe(false);
     expect(loop.ok ? "" : loop.error.message).toMatch(/^cannot read .*loop-a: ELOOP/);
+  });
+
+  it("names the example policy by its path from a folder below its clone, not its absolute path", () => {
+    // Before, the absolute path from any folder the example is not below, where ../ is shorter.
+    const said = spawnSync(process.execPath, [BIN, "check", "no-such-policy.json"], {
+      cwd: join(ROOT, "test"),
+      env: childEnv(),
+      encoding: "utf8",
+    });
+    expect(said.stdout).toContain("copy the example that comes with hookgate (../examples/policy.json)");
   });
 
   it("says a link whose file is gone is a broken link, not a file that does not exist", async () => {

@@ -43,14 +43,16 @@ const howToWriteOne = () =>
   `a policy is a JSON file you write: copy the example that comes with hookgate (${examplePolicy()}), make its rules your team's, and run hookgate check on it`;
 
 /**
- * Where the example policy is, as a path from the working directory where it is below it (a
- * clone's examples/policy.json, an install's node_modules/hookgate/examples/policy.json).
+ * Where the example policy is, as a path from the working directory where that is the shorter (a
+ * clone's examples/policy.json, an install's node_modules/hookgate/examples/policy.json, and
+ * ../examples/policy.json from a folder of the clone), else as the absolute path (a global
+ * install's, from a project).
  */
 function examplePolicy(): string {
   const file = fileURLToPath(new URL("../../../examples/policy.json", import.meta.url));
   if (!existsSync(file)) return "examples/policy.json in its package";
-  const below = relative(process.cwd(), file);
-  return below.startsWith("..") || isAbsolute(below) ? file : below;
+  const fromHere = relative(process.cwd(), file);
+  return isAbsolute(fromHere) || fromHere.length >= file.length ? file : fromHere;
 }
 
 /** A policy file's text, read with readJsonText, loaded: its problems said as loadPolicyFile says them. */
