@@ -127,6 +127,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereSlashRegex(rule, warn);
     lintWhereCommandGlob(rule, warn);
     lintWhereContainsList(rule, warn);
+    lintWhereRegexGlobStar(rule, warn);
   }
   lintInlineSecrets(policy, warn);
   lintForwardHeaderVariables(policy, warn, env);
@@ -1899,6 +1900,46 @@ function lintWhereContainsList(rule: CompiledRule, warn: (path: string, message:
     warn(
       `${wherePath(rule, key, nots)}.contains`,
       `is a list, and clients send ${fieldName(rule, key)} as a string, in which "contains" looks for one text, ${neverUnder(nots, '"contains"', key.startsWith("tool_input."))}: ${write}`,
+    );
+  }
+}
+
+/** A regex's escapes and classes, which read a "*" or a "." as themselves. */
+const REGEX_ESCAPES_AND_CLASSES = /\\[\s\S]|\[(?:[^\\\]]|\\[\s\S])*\]/g;
+/**
+ * A "*" written as a glob's, in a regex read without its escapes and classes, with the character
+ * it repeats: after a "/" with more after it (a "/*" that ends the regex leaves it holding on every
+ * path that has what comes before, as the glob's folder would), or after a name's character before
+ * a "." and a name.
+ */
+const GLOB_STAR = /(\/)\*(?=.)|([\w-])\*\.\w/;
+/** A regex with no syntax a glob does not share: it reads as the glob it was written as. */
+const GLOB_SHAPED = /^[\w./*~ -]+$/;
+
+/**
+ * A `where` regex on a path written as a glob (`secrets/*.env`, `id_*.pem`): a regex's "*"
+ * repeats the character before it (`/*` is any number of "/") and its "." is any character, so it
+ * matches none of the files the glob would (`secrets/a.env`). A leading "*" does not compile, and
+ * the policy's load says so (where.ts); this one loaded without a word. Told the glob it reads as,
+ * under any folder, where that does not let more through (widensRule).
+ */
+function lintWhereRegexGlobStar(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    if (!PATH_KEY.test(key) && !ABSOLUTE_PATH_KEY.test(key)) continue;
+    const { inner, nots } = underNots(condition);
+    const regex = inner !== null && typeof inner === "object" ? (inner as WhereOperator).regex : undefined;
+    const bare = regex?.replace(REGEX_ESCAPES_AND_CLASSES, "\0");
+    const star = bare === undefined ? null : GLOB_STAR.exec(bare);
+    if (regex === undefined || bare === undefined || star === null) continue;
+    const repeated = star[1] ?? star[2] ?? "";
+    const glob = regex.startsWith("/") || regex.startsWith("**") ? regex : `**/${regex}`;
+    const write =
+      GLOB_SHAPED.test(regex) && !widensRule(rule, nots)
+        ? `write {"glob": ${JSON.stringify(glob)}} to match it as a glob`
+        : `write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`;
+    warn(
+      `${wherePath(rule, key, nots)}.regex`,
+      `${JSON.stringify(regex)} is a regular expression, not a glob: its "*" repeats the character before it ("${repeated}*" is any number of "${repeated}")${bare.includes(".") ? ` and its "." is any character` : ""}, so it does not match the paths a glob of it names; ${write}`,
     );
   }
 }

@@ -97,6 +97,11 @@ const CASES: readonly (readonly [string, Rule, (rule: Rule, s: { key?: string; v
       (rule, s) => ({ ...rule, where: { [s.value as string]: "rm -rf /" } }),
     ],
     [
+      "a where regex on a path written as a glob",
+      onRead({ "tool_input.file_path": { regex: "secrets/*.env" } }),
+      (rule, s) => ({ ...rule, where: { "tool_input.file_path": s.value } }),
+    ],
+    [
       "a matcher of tools separated by commas",
       { id: "r", on: "PreToolUse", matcher: "Write,Edit", decide: "ask" },
       (rule, s) => ({ ...rule, matcher: s.value }),

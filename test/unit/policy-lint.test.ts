@@ -2592,6 +2592,41 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
   });
 
+  it("says a where regex on a path written as a glob, and the glob it reads as where that lets no more through", async () => {
+    // Before, "secrets/*.env" loaded silently: "/*" is any number of "/", "." any character, so
+    // it matched no file in secrets.
+    const onRead = (regex: unknown, decide = "deny") => ({
+      id: `${decide} ${JSON.stringify(regex)}`,
+      on: "PreToolUse",
+      matcher: "Read",
+      where: { "tool_input.file_path": regex },
+      decide,
+    });
+    const warnings = await warningsFor([
+      onRead({ regex: "secrets/*.env" }),
+      onRead({ regex: "id_*.pem" }, "allow"),
+      onRead({ not: { regex: "id_*.pem" } }, "ask"),
+      onRead({ regex: "(a|b)/*.pem" }),
+      // What a regex means: a "/*" at its end, escapes, classes, ".*".
+      onRead({ regex: "/\\.ssh/*" }),
+      onRead({ regex: "\\w*\\.pem$" }),
+      onRead({ regex: "^/home/[^/]*/\\.ssh/.*" }),
+      onRead({ regex: "\\/*x" }),
+      onBash({ "tool_input.command": { regex: "cat secrets/*.env" } }),
+    ]);
+    expect(
+      warnings.filter((w) => w.includes("not a glob")).map((w) => w.replace(/ is a regular.*names; /, ": ")),
+    ).toEqual([
+      `$.rules[0].where["tool_input.file_path"].regex: "secrets/*.env": write {"glob": "**/secrets/*.env"} to match it as a glob`,
+      `$.rules[1].where["tool_input.file_path"].regex: "id_*.pem": write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`,
+      `$.rules[2].where["tool_input.file_path"].not.regex: "id_*.pem": write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`,
+      `$.rules[3].where["tool_input.file_path"].regex: "(a|b)/*.pem": write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`,
+    ]);
+    expect(warnings.find((w) => w.includes("not a glob"))).toContain(
+      'its "*" repeats the character before it ("/*" is any number of "/") and its "." is any character',
+    );
+  });
+
   it("says a where glob on a Bash command, whose * stops at a /", async () => {
     // Before, {"glob": "rm -rf *"} loaded silently, and let `rm -rf /tmp/x` through.
     const warnings = await warningsFor([
