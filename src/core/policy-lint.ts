@@ -1913,8 +1913,11 @@ const REGEX_ESCAPES_AND_CLASSES = /\\[\s\S]|\[(?:[^\\\]]|\\[\s\S])*\]/g;
  * a "." and a name.
  */
 const GLOB_STAR = /(\/)\*(?=.)|([\w-])\*\.\w/;
-/** A regex with no syntax a glob does not share: it reads as the glob it was written as. */
-const GLOB_SHAPED = /^[\w./*~ -]+$/;
+/**
+ * A regex with no syntax a glob does not share: it reads as the glob it was written as. Not a
+ * `~`, which neither expands: clients send a path absolute.
+ */
+const GLOB_SHAPED = /^[\w./* -]+$/;
 
 /**
  * A `where` regex on a path written as a glob (`secrets/*.env`, `id_*.pem`): a regex's "*"

@@ -2607,6 +2607,7 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       onRead({ regex: "id_*.pem" }, "allow"),
       onRead({ not: { regex: "id_*.pem" } }, "ask"),
       onRead({ regex: "(a|b)/*.pem" }),
+      onRead({ regex: "~/.ssh/*.pem" }),
       // What a regex means: a "/*" at its end, escapes, classes, ".*".
       onRead({ regex: "/\\.ssh/*" }),
       onRead({ regex: "\\w*\\.pem$" }),
@@ -2621,6 +2622,7 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       `$.rules[1].where["tool_input.file_path"].regex: "id_*.pem": write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`,
       `$.rules[2].where["tool_input.file_path"].not.regex: "id_*.pem": write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`,
       `$.rules[3].where["tool_input.file_path"].regex: "(a|b)/*.pem": write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`,
+      `$.rules[4].where["tool_input.file_path"].regex: "~/.ssh/*.pem": write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`,
     ]);
     expect(warnings.find((w) => w.includes("not a glob"))).toContain(
       'its "*" repeats the character before it ("/*" is any number of "/") and its "." is any character',
