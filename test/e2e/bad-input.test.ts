@@ -6,7 +6,7 @@
  * requests Node's HTTP parser refuses before any application code runs, and each says why.
  * After every row the server must still answer /healthz and a normal decision.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -1011,6 +1011,21 @@ describe("the bad-input catalogue against a running hookgate serve", () => {
   it("has a row for every kind of bad input the issue names", () => {
     expect(ROWS.length).toBeGreaterThanOrEqual(90);
     expect(new Set(ROWS.map((r) => r.name)).size).toBe(ROWS.length);
+  });
+
+  it("is counted as it is in docs/RELIABILITY.md, its table of rows, and README", () => {
+    // A row added here and counted in one place only: README's status table said 124 rows while
+    // RELIABILITY.md said 127, and RELIABILITY.md's table of what the rows send summed to 126.
+    const root = new URL("../../", import.meta.url);
+    const reliability = readFileSync(new URL("docs/RELIABILITY.md", root), "utf8");
+    const readme = readFileSync(new URL("README.md", root), "utf8");
+    expect(reliability).toContain(`| ${ROWS.length} rows, every agent-facing answer 2xx`);
+    expect(reliability).toContain(`one table of ${ROWS.length} rows against one server`);
+    const start = reliability.indexOf("\n| rows | input | answer |");
+    const table = reliability.slice(start, reliability.indexOf("\n\n", start));
+    const counts = [...table.matchAll(/^\| (\d+) \|/gm)].map((m) => Number(m[1]));
+    expect(counts.reduce((sum, n) => sum + n, 0)).toBe(ROWS.length);
+    expect(readme).toContain(`a ${ROWS.length}-row bad-input catalogue`);
   });
 
   it.each(ROWS)("$name", async (row) => {
