@@ -731,12 +731,11 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 }
 
 /**
- * The options of a curl config file that change the route of the hook's requests (curl(1)): a
- * proxy, a SOCKS one, one in front of it, the hosts exempted from it.
+ * The long options of a curl config file that change the route of the hook's requests (curl(1)):
+ * a proxy, a SOCKS one, one in front of it, the hosts exempted from it.
  */
 const CURL_ROUTE_OPTIONS = new Set([
   "proxy",
-  "x",
   "preproxy",
   "socks4",
   "socks4a",
@@ -744,6 +743,14 @@ const CURL_ROUTE_OPTIONS = new Set([
   "socks5-hostname",
   "noproxy",
 ]);
+
+/**
+ * Whether a curl option's name is one of those or `x`, --proxy's short form: a short option is read
+ * by its case, as curl reads it (`-X` is the request's method).
+ */
+function isCurlRouteOption(name: string): boolean {
+  return name.length === 1 ? name === "x" : CURL_ROUTE_OPTIONS.has(name.toLowerCase());
+}
 
 /**
  * What `doctor` says of the config file deepagents' hook, init's curl command, reads before its
@@ -766,7 +773,7 @@ function curlConfigNote(env: Env): string | undefined {
     const route = text
       .split(/\r?\n/)
       .map((line) => /^\s*-{0,2}([A-Za-z0-9-]+)/.exec(line)?.[1])
-      .filter((name): name is string => name !== undefined && CURL_ROUTE_OPTIONS.has(name.toLowerCase()));
+      .filter((name): name is string => name !== undefined && isCurlRouteOption(name));
     const sets =
       route.length > 0
         ? `, and it sets ${[...new Set(route)].map((name) => (name.length === 1 ? `-${name}` : `--${name}`)).join(", ")}: the hook's requests may not take the route above`

@@ -425,6 +425,20 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     ).toBeUndefined();
   });
 
+  it("reads a curl config's short options as curl does, by case: -X is the request's method, not -x's proxy", async () => {
+    // `-X POST` was said to set a route option, "-X", as if it were -x (--proxy).
+    const home = tempDir("doctor-curlrc-case");
+    writeFileSync(join(home, ".curlrc"), "-X POST\n");
+    const hookUrl = `${server.url}/v1/hooks/deepagents`;
+    const method = await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home });
+    expect(method.out).toContain(
+      `note: deepagents' hook, init's curl command, reads ${join(home, ".curlrc")}, which these checks do not: an option there (a proxy, --insecure, a header) changes the hook's requests\n`,
+    );
+    writeFileSync(join(home, ".curlrc"), "-x http://proxy.corp.example:3128\n");
+    const proxy = await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home });
+    expect(proxy.out).toContain(", and it sets -x: the hook's requests may not take the route above\n");
+  });
+
   it("fails a proxy check where the agent's http client cannot use its SOCKS proxy, and checks the gateway through it", async () => {
     // Claude Code's hooks ask any proxy in HTTP, and deepcode's undici takes no socks5h://: doctor
     // passed through the SOCKS proxy while every hook failed at it.
