@@ -311,6 +311,20 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(proxy.seen).toEqual([]);
   });
 
+  it("names a SOCKS4 proxy whose URL does not parse as the proxy that is not usable", async () => {
+    // Its SOCKS5 URL, written from the host, threw: "hookgate send: Invalid URL", naming no URL.
+    const result = await runCli(
+      ["send", "--url", `${server.url}/v1/hooks/deepagents`],
+      event("s-socks4-bad"),
+      {
+        HOOKGATE_AUTH: TOKEN,
+        ALL_PROXY: "socks4://proxy host:1080",
+      },
+    );
+    expect(result).toMatchObject({ code: 0, stdout: "" });
+    expect(result.stderr).toMatch(/^hookgate send: the proxy socks4:\/\/proxy host:1080 is not usable: /);
+  });
+
   it("names the variable its proxy came from in a fix to the proxy's URL: curl's http_proxy, never HTTP_PROXY", async () => {
     // The fix said "(HTTPS_PROXY or HTTP_PROXY)" for every route: on a deepagents one, whose curl
     // never reads HTTP_PROXY, its user mended a variable that was not the one in use.

@@ -52,7 +52,8 @@ export async function proxiedRequest(
   const shownProxy = withoutUserinfo(proxy).replace(/\/$/, "");
   const via = `through the proxy ${shownProxy}`;
   const socks = socksVersion(proxy);
-  if (socks === "4")
+  // One whose URL does not parse is told so below, as any proxy's, naming it.
+  if (socks === "4" && URL.canParse(proxy))
     return {
       ok: false,
       error: `the proxy ${shownProxy} is a SOCKS4 one, which hookgate's client does not speak (SOCKS5 alone)`,
