@@ -1800,10 +1800,12 @@ function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: s
  * with an anchor just inside its slashes, a space or a class escape (`REGEX_ONLY`). On a path
  * field a space is a path's as well ("/Application Support/"), and the letters after a plain name
  * its last name ("/src/ui"): told as flags, it became "(?i)src". On any field, a plain name with
- * letters other than `g` and `i` after it is a path too (`PLAIN_NAME_FLAGS`: "/bin/vim").
+ * letters other than `g` and `i` after it is a path too (`PLAIN_NAME_FLAGS`: "/bin/vim"), but on a
+ * command not one with a space, which a path there does not hold unquoted ("/rm -rf/m").
  */
 function meansRegex({ body, flags }: SlashDelimited, onPath: boolean): boolean {
-  if (PLAIN_NAME.test(body) && !PLAIN_NAME_FLAGS.test(flags)) return false;
+  const mayBePath = onPath || !/\s/.test(body);
+  if (PLAIN_NAME.test(body) && !PLAIN_NAME_FLAGS.test(flags) && mayBePath) return false;
   if (!onPath) return flags !== "" || REGEX_ONLY.test(body);
   return REGEX_ONLY.test(body.replace(/ /g, "")) || (flags !== "" && !PLAIN_NAME.test(body));
 }

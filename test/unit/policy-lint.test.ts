@@ -2393,6 +2393,15 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
   });
 
+  it("says a regex between slashes with a space and flags on a command, which no path's last name makes", async () => {
+    // A plain name with letters after it reads as a path ("/bin/vim"), but a command's path holds
+    // no space: "/rm -rf/m" was left alone, where "/rm -rf/" is told.
+    const warnings = await warningsFor([onBash({ "tool_input.command": { regex: "/rm -rf/m" } })]);
+    expect(warnings.filter((w) => w.includes("between slashes"))).toEqual([
+      `$.rules[0].where["tool_input.command"].regex: "/rm -rf/m" is written between slashes, as JavaScript writes a regex; here the whole string is the pattern, its "/"s and the "m" after the last included, so it matches only where Bash's tool_input.command holds them too: write "(?m)rm -rf"`,
+    ]);
+  });
+
   it("says nothing of a path between slashes: one no JavaScript regex is, or one with a space or a last name of flag letters on a path field", async () => {
     // Before, "/proc/sys" was told to become "(?ss)proc" and "/var/log/sys" "(?ss)var/log": a "/"
     // unescaped in the body and a flag twice are no JavaScript regex.
