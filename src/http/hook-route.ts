@@ -164,9 +164,12 @@ async function unknownClientRoute(client: string, policy: Policy, sha256: Sha256
   const segments: string[] = [];
   for (const segment of client.split("/")) {
     const token = start <= QUOTED_ROUTE_CHARS && segment !== "" && policy.auth && (await isToken(segment));
-    segments.push(token ? "[masked]" : segment);
+    const quoted = token ? "[masked]" : segment;
+    segments.push(quoted);
     masked ||= token === true;
-    start += segment.length + 1;
+    // Where it is in the quote, not in the path: "[masked]" is shorter than most tokens, and a
+    // segment after one that began past what the quote shows came into it unchecked.
+    start += quoted.length + 1;
   }
   return {
     code: "UNKNOWN_CLIENT_ROUTE",

@@ -139,6 +139,16 @@ describe.each([
     expect(body.systemMessage).toContain(`"/v1/hooks/${"x".repeat(99)}…"`);
   });
 
+  it("masks a token the quote shows once the tokens before it are masked, though it began past 100 characters", async () => {
+    // "[masked]" is shorter than a token: the segments after one move forward in the quote, and
+    // one read by where it began in the path was shown unchecked.
+    const route = `claude-code/${"team-a-token/".repeat(7)}team-b-token`;
+    expect(route.indexOf("team-b-token")).toBeGreaterThan(100);
+    const body = await expectDenied(await app.post(`/v1/hooks/${route}`, pre), "UNKNOWN_CLIENT_ROUTE");
+    expect(body.systemMessage).toContain(`"/v1/hooks/claude-code/${"[masked]/".repeat(7)}[masked]"`);
+    expect(JSON.stringify(app.logs)).not.toContain("team-b-token");
+  });
+
   it("quotes an unknown route's escapes as every runtime reads them, never cut inside one", async () => {
     const body = await expectDenied(
       await app.post("/v1/hooks/caf%C3%A9%1b%5B2J", pre),
