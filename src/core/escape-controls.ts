@@ -28,7 +28,7 @@ const ANY_CONTROL = new RegExp(CLASS);
 export const CONTROLS_AND_INTRODUCERS = new RegExp(`\\u001b[[\\]PX^_]|${CLASS}`, "g");
 
 /** `c` as `\uXXXX`, a character past U+FFFF (a tag) as the escapes of its surrogate pair. */
-const escaped = (c: string) => {
+export const escaped = (c: string) => {
   let out = "";
   for (let i = 0; i < c.length; i++) out += `\\u${c.charCodeAt(i).toString(16).padStart(4, "0")}`;
   return out;

@@ -573,6 +573,31 @@ describe("unknown event names", () => {
     });
   });
 
+  it.each([
+    // A paste from a web page or a document brings these along; none shows in a quote as written.
+    ["PreToolUse\u00a0", '"PreToolUse\\u00a0"'],
+    ["\ufeffPreToolUse", '"\\ufeffPreToolUse"'],
+    ["PreToolUse\u200b", '"PreToolUse\\u200b"'],
+    ["\u3000PreToolUse\u2028", '"\\u3000PreToolUse\\u2028"'],
+  ])(
+    "refuses %j, a known name in white space or invisible characters, showing them escaped",
+    (name, quoted) => {
+      expect(expectErr({ hook_event_name: name, tool_name: "Bash", tool_input: {} }, "claude-code")).toEqual({
+        code: "EVENT_INVALID",
+        eventName: name,
+        path: "hook_event_name",
+        message: `hook_event_name ${quoted} is no event; a name has no white space around it: did you mean PreToolUse?`,
+      });
+    },
+  );
+
+  it("quotes at most 100 characters of a padded name, however much of it must be escaped", () => {
+    const name = `${"\u00a0".repeat(100_000)}PreToolUse`;
+    const message = expectErr({ hook_event_name: name }, "claude-code").message;
+    expect(message.startsWith(`hook_event_name "${"\\u00a0".repeat(16)}`)).toBe(true);
+    expect(message).toMatch(/… is no event; a name has no white space around it: did you mean PreToolUse\?$/);
+    expect(message.length).toBeLessThan(200);
+  });
   it("judges a name another dialect knows, spelled as it is there, as unknown (no typo to name)", () => {
     // PostToolBatch is Claude Code's; deepagents v2 does not send it.
     expect(expectOk({ hook_event_name: "PostToolBatch" }, "deepagents")).toMatchObject({ known: false });
