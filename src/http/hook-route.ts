@@ -159,17 +159,19 @@ export function hookResponse(outcome: HookRouteOutcome): {
  * the segments the quote shows are hashed, so a path of many costs no more.
  */
 async function unknownClientRoute(client: string, policy: Policy, sha256: Sha256): Promise<RequestError> {
+  const parts = client.split("/");
   let start = 0;
   let masked = false;
   const segments: string[] = [];
-  for (const segment of client.split("/")) {
-    const token = start <= QUOTED_ROUTE_CHARS && segment !== "" && policy.auth && (await isToken(segment));
-    const quoted = token ? "[masked]" : segment;
+  for (let i = 0; i < parts.length; ) {
+    const run = start <= QUOTED_ROUTE_CHARS && policy.auth ? await tokenRun(i) : 0;
+    const quoted = run > 0 ? "[masked]" : (parts[i] as string);
     segments.push(quoted);
-    masked ||= token === true;
+    masked ||= run > 0;
     // Where it is in the quote, not in the path: "[masked]" is shorter than most tokens, and a
     // segment after one that began past what the quote shows came into it unchecked.
     start += quoted.length + 1;
+    i += Math.max(run, 1);
   }
   return {
     code: "UNKNOWN_CLIENT_ROUTE",
@@ -178,6 +180,20 @@ async function unknownClientRoute(client: string, policy: Policy, sha256: Sha256
     }`,
   };
 
+  /**
+   * How many segments from the `i`th on are a team's token with the slashes between them, 0 for
+   * none: a base64 token has slashes (`openssl rand -base64 32` one or more about one time in
+   * two), and a `%2F` is one too (route-path.ts), so its segments one by one are no token.
+   */
+  async function tokenRun(i: number): Promise<number> {
+    let joined = "";
+    for (let n = 1; n <= TOKEN_SEGMENTS && i + n <= parts.length; n++) {
+      joined = n === 1 ? (parts[i] as string) : `${joined}/${parts[i + n - 1]}`;
+      if (joined !== "" && (await isToken(joined))) return n;
+    }
+    return 0;
+  }
+
   async function isToken(segment: string): Promise<boolean> {
     if ((await authenticate(`Bearer ${segment}`, policy, sha256)).ok) return true;
     // Its escapes as the URL kept them (route-path.ts), and as the token was written.
@@ -185,6 +201,13 @@ async function unknownClientRoute(client: string, policy: Policy, sha256: Sha256
     return decoded !== undefined && (await authenticate(`Bearer ${decoded}`, policy, sha256)).ok;
   }
 }
+
+/**
+ * The most segments a token in a path is looked for across: a 44-character base64 token has five
+ * slashes or fewer but about once in 20,000 (and six segments per segment the quote shows are
+ * hashed, at most six times 50).
+ */
+const TOKEN_SEGMENTS = 6;
 
 /** How much of a route name a refusal quotes. */
 const QUOTED_ROUTE_CHARS = 100;

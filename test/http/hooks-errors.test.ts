@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { authPolicy, jsonOf, testApp } from "../support/app.js";
+import { sha256 } from "../support/policy.js";
 
 const rules = [{ id: "no-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" }];
 const denyApp = await testApp(await authPolicy(rules, { defaults: { onError: "deny", maxBodyBytes: 4096 } }));
@@ -421,5 +422,26 @@ describe("headers a hook's own settings double or leave unexpanded", () => {
       expect(res.headers.get("x-hookgate-error")).toBe("AUTH_UNKNOWN_TOKEN");
       expect((await jsonOf(res)).systemMessage).toContain("a variable's name its client did not expand");
     }
+  });
+});
+
+describe("a token with slashes in an unknown route's path", () => {
+  it("is masked whole, written raw or with its slashes as %2F, as base64 tokens have them", async () => {
+    // `openssl rand -base64 32` gives a slash or more about one time in two: its segments one by
+    // one are no token, and the route was quoted whole, in the answer and the audit line.
+    const token = "Zm9v/YmFy+YmF6/cXV4=";
+    const app = await testApp({
+      version: 1,
+      auth: { tokens: [{ team: "a", sha256: await sha256(token) }] },
+      rules: [],
+    });
+    for (const written of [token, token.replaceAll("/", "%2F")]) {
+      const res = await app.post(`/v1/hooks/claude-code/${written}/x`, pre);
+      expect(res.headers.get("x-hookgate-error")).toBe("UNKNOWN_CLIENT_ROUTE");
+      const body = await jsonOf(res);
+      expect(body.systemMessage).toContain('"/v1/hooks/claude-code/[masked]/x"');
+      expect(body.systemMessage).toContain("Authorization header");
+    }
+    expect(JSON.stringify(app.logs)).not.toMatch(/Zm9v|YmFy|cXV4/);
   });
 });
