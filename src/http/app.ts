@@ -16,6 +16,8 @@ import {
   INTERNAL_ERROR_BODY,
   outcomeHeaders,
   runHookRoute,
+  TOKEN_IN_URL,
+  tokensMasked,
 } from "./hook-route.js";
 import { type BodyBudget, type BodyCeiling, type BodyDeadline, readBody } from "./read-body.js";
 import { hookRoute, routePath } from "./route-path.js";
@@ -168,7 +170,7 @@ export function createApp(deps: AppDeps): Hono {
   const app = underAnyPrefix(routes, (request, client, env) =>
     answerHook(requestDeps(deps, env), request, client),
   );
-  app.notFound((c) => {
+  app.notFound(async (c) => {
     const path = withoutTrailingSlash(c.req.path);
     const message = `no route ${c.req.method} ${path}`;
     // A path that is a route but for its case (`/V1/hooks/claude-code`): that route, named.
@@ -179,11 +181,17 @@ export function createApp(deps: AppDeps): Hono {
     // A POST may be an agent's hook with a mistyped URL. deepcode blocks on any non-2xx, and says
     // the body's `reason` only beside `decision: "block"` (else `HTTP 404`; its src/hooks.ts), so
     // the fix goes there, with the block it makes anyway; Claude Code ignores the body of a 404.
-    const fix = hint ?? `${message}; hook URLs are ${HOOK_ROUTES}`;
+    // A team's token written into that URL's path is masked, as on a route no client has
+    // (hook-route.ts): the answer and the log line quote the path, cut at 200 characters then.
+    const own = requestDeps(deps, c.env);
+    const quoted = await tokensMasked(path, QUOTED_PATH_CHARS, own.policy(), own.sha256);
+    const fix = quoted.masked
+      ? `no route POST ${shorten(quoted.text, QUOTED_PATH_CHARS)}; hook URLs are ${HOOK_ROUTES}${TOKEN_IN_URL}`
+      : (hint ?? `${message}; hook URLs are ${HOOK_ROUTES}`);
     // No decision, so no audit line: said here, or a team whose hooks all miss the routes (each
     // action let through by Claude Code, blocked by deepcode) shows in the log as no traffic.
     deps.logger.log("warn", "a POST to no route answered 404: a hook with a mistyped URL is not judged", {
-      path: shorten(withoutTrailingSlash(c.req.path), 200),
+      path: shorten(quoted.text, QUOTED_PATH_CHARS),
     });
     return c.json(
       { error: { code: "NOT_FOUND", message: fix }, decision: "block", reason: `hookgate: ${fix}` },
@@ -259,6 +267,9 @@ function withoutTrailingSlash(path: string): string {
  * Copied by Object.assign, not spread (`{ ...deps, ...own }`): on Node 20's V8 a spread followed
  * by more properties can make objects that outlive young-generation collections (hook-route.ts).
  */
+/** How much of a path no route takes a POST's answer and log line quote once a token is masked in it. */
+const QUOTED_PATH_CHARS = 200;
+
 function requestDeps(deps: AppDeps, env: unknown): AppDeps {
   const own = deps.forRequest?.(env);
   return own === undefined ? deps : Object.assign({}, deps, own);

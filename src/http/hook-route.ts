@@ -153,32 +153,48 @@ export function hookResponse(outcome: HookRouteOutcome): {
 }
 
 /**
- * The refusal of a route no client has, quoting it with each path segment that is a team's token
- * masked: Claude Code expands no variable in a hook's URL, so a token may be written into its path
- * (as a Slack webhook's secret is), and the quote goes into the answer and the audit line. Only
- * the segments the quote shows are hashed, so a path of many costs no more.
+ * The refusal of a route no client has, quoting it with a team's token in its path masked: Claude
+ * Code expands no variable in a hook's URL, so a token may be written into its path (as a Slack
+ * webhook's secret is), and the quote goes into the answer and the audit line.
  */
 async function unknownClientRoute(client: string, policy: Policy, sha256: Sha256): Promise<RequestError> {
-  const parts = client.split("/");
+  const { text, masked } = await tokensMasked(client, QUOTED_ROUTE_CHARS, policy, sha256);
+  return {
+    code: "UNKNOWN_CLIENT_ROUTE",
+    message: `no client route "/v1/hooks/${shown(text)}"; use ${HOOK_ROUTES}${masked ? TOKEN_IN_URL : ""}`,
+  };
+}
+
+/** What a refusal quoting a path with a token masked adds. */
+export const TOKEN_IN_URL = "; a token goes in the Authorization header, never in the URL";
+
+/**
+ * `path` with each of its segments that is a team's token (or a run of them, with the slashes
+ * between them) as `[masked]`, those that come within the first `quoted` characters of the result
+ * only: the caller cuts it there, and a path of many segments costs no more hashes.
+ */
+export async function tokensMasked(
+  path: string,
+  quoted: number,
+  policy: Policy,
+  sha256: Sha256,
+): Promise<{ text: string; masked: boolean }> {
+  if (!policy.auth) return { text: path, masked: false };
+  const parts = path.split("/");
   let start = 0;
   let masked = false;
   const segments: string[] = [];
   for (let i = 0; i < parts.length; ) {
-    const run = start <= QUOTED_ROUTE_CHARS && policy.auth ? await tokenRun(i) : 0;
-    const quoted = run > 0 ? "[masked]" : (parts[i] as string);
-    segments.push(quoted);
+    const run = start <= quoted ? await tokenRun(i) : 0;
+    const segment = run > 0 ? "[masked]" : (parts[i] as string);
+    segments.push(segment);
     masked ||= run > 0;
     // Where it is in the quote, not in the path: "[masked]" is shorter than most tokens, and a
     // segment after one that began past what the quote shows came into it unchecked.
-    start += quoted.length + 1;
+    start += segment.length + 1;
     i += Math.max(run, 1);
   }
-  return {
-    code: "UNKNOWN_CLIENT_ROUTE",
-    message: `no client route "/v1/hooks/${shown(segments.join("/"))}"; use ${HOOK_ROUTES}${
-      masked ? "; a token goes in the Authorization header, never in the URL" : ""
-    }`,
-  };
+  return { text: segments.join("/"), masked };
 
   /**
    * How many segments from the `i`th on are a team's token with the slashes between them, 0 for

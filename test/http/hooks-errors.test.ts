@@ -271,6 +271,25 @@ describe.each([
       },
     ]);
   });
+
+  it("masks a team's token in the path of a POST no route takes, in the answer and the log line", async () => {
+    // A hook URL with a token in its path and a typo before /v1/hooks: the 404's answer and its
+    // log line quoted the path whole, the token in the gateway's log.
+    const before = app.logs.length;
+    const res = await app.post("/v1/hook/claude-code/team-a-token", pre);
+    expect(res.status).toBe(404);
+    const body = await jsonOf(res);
+    expect(body.reason).toContain("no route POST /v1/hook/claude-code/[masked];");
+    expect(body.reason).toContain("a token goes in the Authorization header");
+    expect(app.logs.slice(before)).toEqual([
+      {
+        level: "warn",
+        msg: "a POST to no route answered 404: a hook with a mistyped URL is not judged",
+        path: "/v1/hook/claude-code/[masked]",
+      },
+    ]);
+    expect(JSON.stringify(body)).not.toContain("team-a-token");
+  });
 });
 
 describe("authentication failures answer with auth.onFailure as a 2xx decision (TV-21)", () => {
