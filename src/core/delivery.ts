@@ -6,7 +6,7 @@
 import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { isRecord } from "./json-object.js";
-import { maskString, maskValue, scrubSecrets } from "./mask.js";
+import { MASK_WINDOW, maskString, maskValue, scrubSecrets } from "./mask.js";
 import type { Notification } from "./sinks.js";
 import { capString, capStringsToFit, capToFit, cut, flattenFreeText } from "./truncate.js";
 
@@ -228,10 +228,7 @@ export function createNotification(
     createdAt,
     team: fields.team,
     client: event.dialect,
-    // An unknown event's name is the agent's text: scrubbed of the policy's secrets as the event
-    // is (it is a Slack message's title, a webhook's `type`), then cut like a tool name (notify.ts
-    // NAME_MAX).
-    eventName: capString(scrubSecrets(event.name, secrets), 256),
+    eventName: shownEventName(event.name, secrets),
     decision: fields.decision,
     ...(fields.clientDecision !== undefined && { clientDecision: fields.clientDecision }),
     reason: fields.reason,
@@ -239,6 +236,21 @@ export function createNotification(
     event: maskValue(event.payload, secrets, 4000) as Record<string, unknown>,
     relatedTool,
   };
+}
+
+/** As long as an unknown event's name is shown: cut like a tool name (notify.ts NAME_MAX). */
+const EVENT_NAME_MAX = 256;
+
+/**
+ * An unknown event's name, the agent's text, masked as the event's strings are (maskValue): it is
+ * a Slack message's title and a webhook's `type`, where the event's own copy was masked. Scrubbed
+ * of the policy's secrets and masked by shape before the cut, so that a cut never leaves the start
+ * of one; only a head that holds whatever the cut leaves is read, as maskValue reads a string.
+ */
+function shownEventName(name: string, secrets: readonly string[]): string {
+  const head =
+    name.length > EVENT_NAME_MAX + MASK_WINDOW ? name.slice(0, EVENT_NAME_MAX + MASK_WINDOW) : name;
+  return capString(maskString(scrubSecrets(head, secrets)), EVENT_NAME_MAX);
 }
 
 /**

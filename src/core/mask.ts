@@ -198,7 +198,7 @@ export function holdsMasked(value: unknown, depth = 0): boolean {
 }
 
 /** Longer than any shape's match (a JWT's three parts of up to 4,096 characters) and any policy secret worth scrubbing. */
-const MASK_WINDOW = 16_384;
+export const MASK_WINDOW = 16_384;
 
 /** At most `max` UTF-16 units, never half a character, and how many were left out. */
 function truncate(text: string, max: number, dropped = 0): string {

@@ -68,4 +68,18 @@ describe("createNotification", () => {
       expect(n.eventName).toContain(MASK);
     }
   });
+
+  // The event's own copy of the name (hook_event_name) is masked by shape (maskValue): the name
+  // shown as a Slack message's title, a Discord field and a webhook's `type` must be too.
+  it("masks a credential by its shape in an unknown event's name, as in the event, before the cut", () => {
+    const token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    for (const name of [`Custom ${token}`, `Custom AKIAIOSFODNN7EXAMPLE`, `${"x ".repeat(120)}${token}`]) {
+      const parsed = parseHookEvent({ hook_event_name: name, session_id: "s1" }, "claude-code");
+      if (!parsed.ok) throw new Error("the event did not parse");
+      const n = createNotification("n", 0, parsed.value, { team: "t", decision: "none", ruleId: "r" });
+      expect(n.event["hook_event_name"]).toContain(MASK);
+      expect(n.eventName).toContain(MASK);
+      expect(JSON.stringify(n)).not.toMatch(/ghp_A1b2|AKIAIOSF/);
+    }
+  });
 });
