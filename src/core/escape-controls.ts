@@ -99,9 +99,19 @@ const ESCAPE = /\\ud[89ab][0-9a-f]{2}\\ud[c-f][0-9a-f]{2}|\\u[0-9a-f]{4}/g;
 /** Made with the first cut: most messages are cut nowhere. */
 let graphemes: Intl.Segmenter | undefined;
 
+/**
+ * Longer than any character a reader sees as one: the longest emoji sequences (a kiss with two
+ * skin tones, a subdivision's flag) are 15 and 16 units. UAX #29 sets clusters no bound (a letter
+ * with 10,000 accents, a run of Hangul leading jamo), and one kept whole or not at all left a
+ * text that starts with one as "…" alone.
+ */
+const LONGEST_CLUSTER = 32;
+
 function* graphemesOf(text: string): Generator<string> {
   graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
-  for (const { segment } of graphemes.segment(text)) yield segment;
+  for (const { segment } of graphemes.segment(text))
+    if (segment.length > LONGEST_CLUSTER) yield* segment;
+    else yield segment;
 }
 
 /**

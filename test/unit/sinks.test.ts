@@ -610,6 +610,20 @@ describe("buildSinkRequest: chat text that hides a character", () => {
         expect(text).not.toMatch(CUT_EMOJI);
       }
   });
+
+  // A letter with thousands of accents, or a Hangul jamo repeated, is one cluster by UAX #29:
+  // kept whole or not at all, a reason or command of one showed as "…" alone.
+  it.each(sinks)("%o shows the start of a reason or command that one long cluster makes", async (sink) => {
+    for (const cluster of [`x${"\u0301".repeat(10_000)}`, "\u1100".repeat(10_000)])
+      for (const n of [
+        notification({ reason: cluster }),
+        notification({ event: { ...notification().event, tool_input: { command: cluster } } }),
+      ]) {
+        const text = await strings(sink, n);
+        expect(text).toContain("…");
+        expect(text).toContain(cluster.slice(0, 40));
+      }
+  });
 });
 
 describe("buildSinkRequest: a whole message cut to its limit", () => {
