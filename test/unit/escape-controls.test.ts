@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { withoutControls, withoutControlsButLines } from "../../src/core/escape-controls.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { escapedUnits, withoutControls, withoutControlsButLines } from "../../src/core/escape-controls.js";
 
 describe("withoutControlsButLines: a terminal's escape sequences", () => {
   it.each([
@@ -47,5 +47,44 @@ describe("withoutControlsButLines: line ends", () => {
 
   it("keeps tabs and newlines, and drops the controls beside a line end", () => {
     expect(withoutControlsButLines("a\u0007\r\u200bb\tc\n\u202ed")).toBe("a\nb\tc\nd");
+  });
+});
+
+describe("escapedUnits: a long text", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  // V8's segment iterator costs per step as much as the text it was handed is long: a Slack cut of
+  // a 1 MiB reason took 4 s of CPU, where one of 4,000 characters took 20 ms. The segmenter is
+  // handed a window at a time, so a cut reads what it keeps and little more.
+  it("hands the segmenter a window of the text, not the whole text", () => {
+    const segment = vi.spyOn(Intl.Segmenter.prototype, "segment");
+    const units = escapedUnits("Deleting from / is never allowed. ".repeat(3_000));
+    for (let i = 0; i < 400; i++) units.next();
+    const longest = Math.max(...segment.mock.calls.map(([text]) => text.length));
+    expect(longest).toBeLessThan(10_000);
+  });
+
+  // Read a window at a time, a character across a window's edge is read again from its start.
+  it("reads each character whole where a window ends inside it", () => {
+    const england = `\u{1f3f4}${[..."gbeng"].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("")}\u{e007f}`;
+    const characters = [
+      "\u{1f1fa}\u{1f1e6}",
+      england,
+      "\u{1f468}\u200d\u{1f469}",
+      "e\u0301",
+      "\r\n",
+      "\u{1f600}",
+    ];
+    for (const character of characters)
+      for (let at = 1010; at < 1030; at++)
+        for (const length of [1100, 2100]) {
+          const text = `${"a".repeat(at)}${character}`.padEnd(length, "b");
+          const whole = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)].map(
+            ({ segment }) => segment,
+          );
+          expect([...escapedUnits(text)]).toEqual(whole);
+        }
   });
 });
