@@ -294,16 +294,16 @@ const LEFT_BY_STRIP = /[\t\n\u200c\u200d]/g;
  */
 function scrubAcross(text: string, secrets: readonly string[], skipped: RegExp): string {
   if (text.search(skipped) < 0) return scrubSecrets(text, secrets);
-  const at = keptAt(text, skipped);
-  // Built unit by unit: a replace of each skipped character cost V8 more per match past some
-  // 100,000 of them (1 MiB of bare CRs, each a newline by then, took 180 ms a pass).
-  const units = new Uint16Array(at.length);
-  for (let i = 0; i < at.length; i++) units[i] = text.charCodeAt(at[i] as number);
-  const read = stringOfUnits(units);
+  // A replace, but for a text of many matches, read by where each kept unit stands (`keptAt`).
+  const many = hasMoreMatches(text, skipped, MATCHES_REPLACED);
+  const kept = many ? keptAt(text, skipped) : undefined;
+  const read = kept === undefined ? text.replace(skipped, "") : unitsAt(text, kept);
   const needles = [...new Set(needlesOf(secrets).map((needle) => needle.replace(skipped, "")))].filter(
     (needle) => needle !== "" && read.includes(needle),
   );
+  // Where each read character stands is mapped only for a text that holds a secret.
   if (needles.length === 0) return text;
+  const at = kept ?? keptAt(text, skipped);
   const spans: [start: number, end: number][] = [];
   for (const needle of needles)
     for (const found of occurrences(read, needle))
@@ -317,6 +317,28 @@ function scrubAcross(text: string, secrets: readonly string[], skipped: RegExp):
     end = stop;
   }
   return out + text.slice(end);
+}
+
+/**
+ * Matches past which a replace of them costs V8 more per match than a copy of the text's units:
+ * its replace grew dearer per match past some 100,000 (1 MiB of bare CRs, each a newline by then,
+ * took 180 ms a pass), where the copy costs the same per unit whatever the text, and several
+ * times the replace for a text of lines.
+ */
+const MATCHES_REPLACED = 50_000;
+
+/** Whether `pattern` (global) matches `text` more than `count` times, read no further. */
+function hasMoreMatches(text: string, pattern: RegExp, count: number): boolean {
+  let matches = 0;
+  for (const _ of text.matchAll(pattern)) if (++matches > count) return true;
+  return false;
+}
+
+/** The string of `text`'s units at the places `at` gives, in order. */
+function unitsAt(text: string, at: Int32Array): string {
+  const units = new Uint16Array(at.length);
+  for (let i = 0; i < at.length; i++) units[i] = text.charCodeAt(at[i] as number);
+  return stringOfUnits(units);
 }
 
 /** Where each character of `text` that `skipped` leaves stands in it, in order. */
