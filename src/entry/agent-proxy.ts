@@ -160,7 +160,8 @@ function firstSet(
  * host or a domain above it; an IPv4 address matches one written the same or a CIDR range, and an
  * IPv6 one only an entry written as the URL's host is, bare (`::1`; `[::1]`, `0:0::1` and
  * `::1/128` match nothing); a port in an entry makes it match nothing. curl also reads
- * ~/.curlrc, which can set a proxy: not read here, but doctor names it (`curlConfigNote`).
+ * ~/.curlrc (or ~/.config/curlrc), which can set a proxy: not read here, but doctor names it
+ * (`curlConfigNote`).
  */
 function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
   const names =

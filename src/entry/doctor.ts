@@ -753,16 +753,29 @@ function isCurlRouteOption(name: string): boolean {
 }
 
 /**
+ * The config files curl 7.88 looks for, in its order (its tool_findfile.c; checked against its
+ * `-v`): $CURL_HOME/.curlrc, $XDG_CONFIG_HOME/.curlrc, $HOME/.curlrc, then, where
+ * XDG_CONFIG_HOME is unset or empty, XDG's default place under $CURL_HOME and $HOME,
+ * `.config/curlrc`, without the dot. A variable unset or empty names none.
+ */
+function curlConfigFiles(env: Env): string[] {
+  const under = (dirs: readonly (string | undefined)[], name: string) =>
+    dirs.filter((dir): dir is string => Boolean(dir)).map((dir) => join(dir, name));
+  const dotted = under([env.CURL_HOME, env.XDG_CONFIG_HOME, env.HOME], ".curlrc");
+  return env.XDG_CONFIG_HOME
+    ? dotted
+    : [...dotted, ...under([env.CURL_HOME, env.HOME], join(".config", "curlrc"))];
+}
+
+/**
  * What `doctor` says of the config file deepagents' hook, init's curl command, reads before its
- * own options, if there is one: curl 7.88 reads the first of $CURL_HOME/.curlrc,
- * $XDG_CONFIG_HOME/.curlrc and $HOME/.curlrc that exists (curl(1), -K), unless -q comes first.
- * Its proxy there overrides the variables the checks read, its other options (--insecure, a
- * header) change the request: the checks, which read none of it, passed for a hook that failed.
+ * own options, if there is one: curl reads the first of `curlConfigFiles` that exists (curl(1),
+ * -K), unless -q comes first. Its proxy there overrides the variables the checks read, its other
+ * options (--insecure, a header) change the request: the checks, which read none of it, passed
+ * for a hook that failed.
  */
 function curlConfigNote(env: Env): string | undefined {
-  for (const dir of [env.CURL_HOME, env.XDG_CONFIG_HOME, env.HOME]) {
-    if (!dir) continue;
-    const file = join(dir, ".curlrc");
+  for (const file of curlConfigFiles(env)) {
     let text: string;
     try {
       text = readFileSync(file, "utf8");

@@ -1,6 +1,6 @@
 /** `hookgate doctor` against a running gateway: each check with ✓ or ✗ and a fix. */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import { brotliCompressSync, deflateSync } from "node:zlib";
@@ -437,6 +437,35 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     writeFileSync(join(home, ".curlrc"), "-x http://proxy.corp.example:3128\n");
     const proxy = await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home });
     expect(proxy.out).toContain(", and it sets -x: the hook's requests may not take the route above\n");
+  });
+
+  it("names the curlrc in ~/.config that curl reads where XDG_CONFIG_HOME is unset, and no other where it is set", async () => {
+    // curl 7.88 reads $CURL_HOME/.config/curlrc and ~/.config/curlrc (no dot) after the .curlrc
+    // files, when XDG_CONFIG_HOME is unset or empty: a proxy there went unsaid.
+    const home = tempDir("doctor-xdg-curlrc");
+    const hookUrl = `${server.url}/v1/hooks/deepagents`;
+    const note = (out: string) => out.split("\n").find((line) => line.startsWith("note: "));
+    mkdirSync(join(home, ".config"));
+    writeFileSync(join(home, ".config", "curlrc"), "proxy = http://proxy.corp.example:3128\n");
+    for (const env of [{ HOME: home }, { HOME: home, XDG_CONFIG_HOME: "" }]) {
+      expect(note((await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, ...env })).out)).toBe(
+        `note: deepagents' hook, init's curl command, reads ${join(home, ".config", "curlrc")}, which these checks do not, and it sets --proxy: the hook's requests may not take the route above`,
+      );
+    }
+    // CURL_HOME's comes before HOME's.
+    const curlHome = tempDir("doctor-xdg-curl-home");
+    mkdirSync(join(curlHome, ".config"));
+    writeFileSync(join(curlHome, ".config", "curlrc"), "insecure\n");
+    expect(
+      note((await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home, CURL_HOME: curlHome })).out),
+    ).toBe(
+      `note: deepagents' hook, init's curl command, reads ${join(curlHome, ".config", "curlrc")}, which these checks do not: an option there (a proxy, --insecure, a header) changes the hook's requests`,
+    );
+    // With XDG_CONFIG_HOME set, curl looks in neither.
+    const xdg = tempDir("doctor-xdg-config");
+    expect(
+      note((await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home, XDG_CONFIG_HOME: xdg })).out),
+    ).toBeUndefined();
   });
 
   it("fails a proxy check where the agent's http client cannot use its SOCKS proxy, and checks the gateway through it", async () => {
