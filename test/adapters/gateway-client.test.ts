@@ -518,6 +518,20 @@ describe("gatewayRequest", () => {
     },
   );
 
+  it.each(["socks4://127.0.0.1:99999", "socks4a://me:pw@proxy corp:1080", "socks5h://127.0.0.1:99999"])(
+    "says that the proxy %s, whose URL does not parse, is not usable, as it says of an http one",
+    async (proxy) => {
+      // A SOCKS4 one that did not parse threw its bare "Invalid URL": send printed it without
+      // naming the proxy, and doctor stopped at it, its checks unmade.
+      const url = await serve((_req, res) => res.end("{}"));
+      const result = await gatewayRequest({ method: "GET", url: `${url}/healthz`, timeoutMs: 5000, proxy });
+      expect(result).toEqual({
+        ok: false,
+        error: `the proxy ${proxy.replace("me:pw@", "")} is not usable: Invalid URL`,
+      });
+    },
+  );
+
   it.each([
     ["not a URL", "not a url", '"not a url" is not a URL'],
     ["not http", "ftp://127.0.0.1/", "ftp://127.0.0.1/: only http and https URLs are supported"],
