@@ -295,6 +295,22 @@ describe("hookgate send", { timeout: 90_000 }, () => {
     expect(proxy.seen).toEqual([target, target]);
   });
 
+  it("gives a SOCKS5 proxy the user name and password of its URL decoded, as curl does", async () => {
+    // undici hands its SOCKS5 client the URL's user name and password as written, escapes and
+    // all: a password with a %40 for its "@" was refused by a proxy that took curl's.
+    const proxy = await socksProxy({ authenticate: true });
+    const result = await runCli(
+      ["send", "--url", `${server.url}/v1/hooks/deepagents`],
+      event("s-socks-auth"),
+      {
+        HOOKGATE_AUTH: TOKEN,
+        ALL_PROXY: proxy.url.replace("//", "//us%40er:p%40ss%3Aw@"),
+      },
+    );
+    expect(result).toMatchObject({ code: 0, stdout: DENY, stderr: "" });
+    expect(proxy.credentials).toEqual(["us@er:p@ss:w"]);
+  });
+
   it("says that it speaks no SOCKS4, curl's socks:// too, and how to write the proxy's SOCKS5 URL", async () => {
     const proxy = await socksProxy();
     const port = new URL(proxy.url).port;

@@ -3,12 +3,17 @@ import { connect, createServer, type Socket } from "node:net";
 import { listenUntilDone } from "./loopback.js";
 
 /**
- * A SOCKS5 proxy without authentication that connects to the host and port each client asks for
- * (an IPv4 address or a name, which it resolves itself, as `socks5h://` asks) and records each
- * (`host:port`). It answers any other greeting (SOCKS4's) by closing the connection.
+ * A SOCKS5 proxy that connects to the host and port each client asks for (an IPv4 address or a
+ * name, which it resolves itself, as `socks5h://` asks) and records each (`host:port`). Without
+ * authentication, or with `authenticate`, by user name and password (RFC 1929), any taken, each
+ * recorded as `user:password`; a client that offers no user name and password is refused. It
+ * answers any other greeting (SOCKS4's) by closing the connection.
  */
-export async function socksProxy(): Promise<{ url: string; seen: string[] }> {
+export async function socksProxy(
+  options: { readonly authenticate?: boolean } = {},
+): Promise<{ url: string; seen: string[]; credentials: string[] }> {
   const seen: string[] = [];
+  const credentials: string[] = [];
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
     sockets.add(client);
@@ -16,16 +21,33 @@ export async function socksProxy(): Promise<{ url: string; seen: string[] }> {
     client.on("error", () => client.destroy());
     let buffered = Buffer.alloc(0);
     let greeted = false;
+    let authenticated = !options.authenticate;
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       if (!greeted) {
-        // VER 5, NMETHODS, METHODS: answer "no authentication".
+        // VER 5, NMETHODS, METHODS: answer "no authentication", or "user name and password"
+        // (2), or none acceptable (0xff) where the client offers no such method.
         if (buffered[0] !== 5) return void client.destroy();
         const length = 2 + (buffered[1] ?? 0);
         if (buffered.length < length) return;
+        const offered = [...buffered.subarray(2, length)];
         buffered = buffered.subarray(length);
         greeted = true;
-        client.write(Buffer.from([5, 0]));
+        if (authenticated) client.write(Buffer.from([5, 0]));
+        else if (offered.includes(2)) client.write(Buffer.from([5, 2]));
+        else return void client.end(Buffer.from([5, 0xff]));
+      }
+      if (!authenticated) {
+        // VER 1, ULEN, UNAME, PLEN, PASSWD: any taken.
+        const userEnd = 2 + (buffered[1] ?? 0);
+        if (buffered.length < userEnd + 1) return;
+        const end = userEnd + 1 + (buffered[userEnd] ?? 0);
+        if (buffered.length < end) return;
+        const user = buffered.subarray(2, userEnd).toString("utf8");
+        credentials.push(`${user}:${buffered.subarray(userEnd + 1, end).toString("utf8")}`);
+        buffered = buffered.subarray(end);
+        authenticated = true;
+        client.write(Buffer.from([1, 0]));
       }
       // VER 5, CMD 1 (CONNECT), RSV, ATYP, address, port.
       if (buffered.length < 5) return;
@@ -61,5 +83,5 @@ export async function socksProxy(): Promise<{ url: string; seen: string[] }> {
     },
   });
   const port = await listenUntilDone(closable);
-  return { url: `socks5h://127.0.0.1:${port}`, seen };
+  return { url: `socks5h://127.0.0.1:${port}`, seen, credentials };
 }

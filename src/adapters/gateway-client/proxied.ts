@@ -71,7 +71,7 @@ export async function proxiedRequest(
       uri: socks === "5" ? proxy.replace(/^socks5h:/i, "socks5:") : proxy,
       proxyTunnel: false,
       clientFactory: proxyClient(toProxy),
-      ...proxyCredentials(proxy),
+      ...(socks === "5" ? socksCredentials(proxy) : proxyCredentials(proxy)),
     });
   } catch (e) {
     return {
@@ -202,6 +202,17 @@ function proxyCredentials(proxy: string): { token?: string } {
   if (!username) return {};
   const pair = `${decoded(username, "user name")}:${decoded(password, "password")}`;
   return { token: `Basic ${Buffer.from(pair).toString("base64")}` };
+}
+
+/**
+ * The user name and password of a SOCKS5 proxy's URL, decoded, as curl sends them: undici's
+ * ProxyAgent hands its SOCKS5 client the URL's own, escapes and all, unless given them, and a
+ * password with a %40 for its "@" was refused by a proxy that took curl's.
+ */
+function socksCredentials(proxy: string): { username?: string; password?: string } {
+  const { username, password } = new URL(proxy);
+  if (!username) return {};
+  return { username: decoded(username, "user name"), password: decoded(password, "password") };
 }
 
 /** A user name or password whose % starts no escape (`p%ss`): said without the text itself. */
