@@ -32,6 +32,13 @@ describe("queueUrlRegion", () => {
     ["https://sqs.us-isof-south-1.csp.hci.ic.gov/123456789012/jobs", "us-isof-south-1"],
     ["https://sqs.eusc-de-east-1.amazonaws.eu/123456789012/jobs", "eusc-de-east-1"],
     ["https://vpce-0a1b2c3d.sqs.us-iso-east-1.vpce.c2s.ic.gov/123456789012/jobs", "us-iso-east-1"],
+    // Their dual-stack hosts, and China's: sqs.REGION. and the partition's dual-stack domain.
+    ["https://sqs.cn-north-1.api.amazonwebservices.com.cn/123456789012/jobs", "cn-north-1"],
+    ["https://sqs.eusc-de-east-1.api.amazonwebservices.eu/123456789012/jobs", "eusc-de-east-1"],
+    ["https://sqs.us-iso-east-1.api.aws.ic.gov/123456789012/jobs", "us-iso-east-1"],
+    ["https://sqs-fips.us-isob-east-1.api.aws.scloud/123456789012/jobs", "us-isob-east-1"],
+    ["https://sqs.eu-isoe-west-1.api.cloud-aws.adc-e.uk/123456789012/jobs", "eu-isoe-west-1"],
+    ["https://sqs.us-isof-south-1.api.aws.hci.ic.gov/123456789012/jobs", "us-isof-south-1"],
     // A local server, another host: no region named.
     ["https://sqs.us-iso-east-1.c2s.ic.gov.example.test/1/jobs", undefined],
     ["https://sqs.eu-west-1.amazonaws.com../1/jobs", undefined],
@@ -39,6 +46,7 @@ describe("queueUrlRegion", () => {
     ["http://127.0.0.1:9324/000000000000/jobs", undefined],
     ["https://sqs.eu-west-1.amazonaws.com.example.test/1/jobs", undefined],
     ["https://sqs.eu-west-1.api.aws.example.test/1/jobs", undefined],
+    ["https://sqs.cn-north-1.api.amazonwebservices.com.cn.example.test/1/jobs", undefined],
     ["not a url", undefined],
   ])("reads %s as %s", (url, region) => {
     expect(queueUrlRegion(url)).toBe(region);

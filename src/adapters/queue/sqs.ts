@@ -1049,7 +1049,8 @@ export async function readRedrivePolicy(
  * The region of an AWS queue URL (`https://sqs.eu-west-1.amazonaws.com/…`, the FIPS, China and dual-stack (`sqs.REGION.api.aws`)
  * hosts, the legacy `eu-west-1.queue.amazonaws.com`, and those of the partitions with a domain
  * of their own: the European Sovereign Cloud's `amazonaws.eu` and the ISO ones, such as
- * `sqs.us-iso-east-1.c2s.ic.gov`, their names as the SDK's partitions give them), or undefined for another host. A VPC
+ * `sqs.us-iso-east-1.c2s.ic.gov`, their names and dual-stack names (`api.aws.ic.gov`, China's
+ * `api.amazonwebservices.com.cn`) as the SDK's partitions give them), or undefined for another host. A VPC
  * endpoint's host (`vpce-….sqs.REGION.vpce.amazonaws.com`) names the region of the SQS it reaches
  * too, and the legacy global `queue.amazonaws.com` is us-east-1's: read as none, a call to either
  * was signed for AWS_REGION (a Lambda function's own, a shell's profile), which SQS refuses for
@@ -1063,7 +1064,7 @@ export function queueUrlRegion(url: string): string | undefined {
   if (host === "queue.amazonaws.com") return "us-east-1";
   const match =
     host &&
-    /^(?:(?:(?:vpce-[a-z0-9-]+\.)?sqs(?:-fips)?\.([a-z0-9-]+)(?:\.vpce)?|([a-z0-9-]+)\.queue)\.(?:amazonaws\.(?:com(?:\.cn)?|eu)|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)|sqs(?:-fips)?\.([a-z0-9-]+)\.api\.aws)$/.exec(
+    /^(?:(?:(?:vpce-[a-z0-9-]+\.)?sqs(?:-fips)?\.([a-z0-9-]+)(?:\.vpce)?|([a-z0-9-]+)\.queue)\.(?:amazonaws\.(?:com(?:\.cn)?|eu)|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)|sqs(?:-fips)?\.([a-z0-9-]+)\.(?:api\.aws(?:\.ic\.gov|\.scloud|\.hci\.ic\.gov)?|api\.amazonwebservices\.(?:com\.cn|eu)|api\.cloud-aws\.adc-e\.uk))$/.exec(
       host,
     );
   return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
