@@ -518,6 +518,23 @@ describe("gatewayRequest", () => {
     },
   );
 
+  it("says to keep the user name and password of a SOCKS4 proxy's URL in the SOCKS5 URL it gives, not what they are", async () => {
+    // The fix wrote the SOCKS5 URL without them: copied, the proxy got no user name.
+    const url = await serve((_req, res) => res.end("{}"));
+    const result = await gatewayRequest({
+      method: "GET",
+      url: `${url}/healthz`,
+      timeoutMs: 5000,
+      proxy: "socks4://me:s3cret@127.0.0.1:1080",
+    });
+    expect(result).toEqual({
+      ok: false,
+      error:
+        "the proxy socks4://127.0.0.1:1080 is a SOCKS4 one, which hookgate's client does not speak (SOCKS5 alone)",
+      fix: "if the proxy speaks SOCKS5 too, as most do (ssh -D, Dante), write it so in HTTPS_PROXY or HTTP_PROXY: socks5h://127.0.0.1:1080, with the user name and password its URL gives now before the host",
+    });
+  });
+
   it.each(["socks4://127.0.0.1:99999", "socks4a://me:pw@proxy corp:1080", "socks5h://127.0.0.1:99999"])(
     "says that the proxy %s, whose URL does not parse, is not usable, as it says of an http one",
     async (proxy) => {

@@ -54,11 +54,7 @@ export async function proxiedRequest(
   const socks = socksVersion(proxy);
   // One whose URL does not parse is told so below, as any proxy's, naming it.
   if (socks === "4" && URL.canParse(proxy))
-    return {
-      ok: false,
-      error: `the proxy ${shownProxy} is a SOCKS4 one, which hookgate's client does not speak (SOCKS5 alone)`,
-      fix: `if the proxy speaks SOCKS5 too, as most do (ssh -D, Dante), write it so in ${proxyVariables(request)}: socks5h://${new URL(proxy).host}`,
-    };
+    return socks4Refusal(new URL(proxy), shownProxy, proxyVariables(request));
   let agent: ProxyAgent;
   // The connection to the proxy itself, and how it failed, if it did: its TLS failures are told
   // from the gateway's through the tunnel, which undici reports alike.
@@ -128,6 +124,22 @@ export async function proxiedRequest(
     // Not waited for: what is left of the exchange (a body past the limit) is dropped.
     agent.destroy().catch(() => {});
   }
+}
+
+/**
+ * The failure for a SOCKS4 proxy, with the SOCKS5 URL to write instead: its user name and
+ * password kept, where its URL gives them, but not shown, as a secret may be among them.
+ */
+function socks4Refusal(proxy: URL, shownProxy: string, variables: string): GatewayResult {
+  const credentials =
+    proxy.username || proxy.password
+      ? ", with the user name and password its URL gives now before the host"
+      : "";
+  return {
+    ok: false,
+    error: `the proxy ${shownProxy} is a SOCKS4 one, which hookgate's client does not speak (SOCKS5 alone)`,
+    fix: `if the proxy speaks SOCKS5 too, as most do (ssh -D, Dante), write it so in ${variables}: socks5h://${proxy.host}${credentials}`,
+  };
 }
 
 /**
