@@ -396,11 +396,14 @@ function unspokenProxy(hookUrl: string, dialect: string, env: Env): Check | unde
   const shown = withoutUserinfo(read.proxy);
   // undici's SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks.
   const socks5 = dialect === "deepcode" && /^socks5h:/i.test(read.proxy);
+  // Kept, not shown: a secret may be among them.
+  const credentials =
+    shown === read.proxy ? "" : ", with the user name and password its URL gives now before the host";
   return {
     ok: false,
     goOn: true,
     line: `proxy: ${agent} posts to ${url.host} through the proxy of ${variable}, ${shown}, but ${read.unspoken}: every hook fails and the tool call runs as if no hook had answered`,
-    fix: `${socks5 ? `write ${variable} as ${shown.replace(/^socks5h:/i, "socks5:")}, which deepcode's client takes as socks5h:// asks (the proxy resolves the name)` : `point ${variable} at an http proxy (http://host:port)`}; or, for the agent to connect to ${url.hostname} directly, add ${url.hostname} to ${read.noProxy ?? "NO_PROXY"} in the shell that starts the agent`,
+    fix: `${socks5 ? `write ${variable} as ${shown.replace(/^socks5h:/i, "socks5:")}${credentials}, which deepcode's client takes as socks5h:// asks (the proxy resolves the name)` : `point ${variable} at an http proxy (http://host:port)`}; or, for the agent to connect to ${url.hostname} directly, add ${url.hostname} to ${read.noProxy ?? "NO_PROXY"} in the shell that starts the agent`,
   };
 }
 

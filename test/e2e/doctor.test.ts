@@ -505,6 +505,19 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(written.code, written.stdout).toBe(0);
   });
 
+  it("says to keep the user name and password of deepcode's socks5h:// proxy in the socks5:// URL it gives, not what they are", async () => {
+    // The fix wrote the socks5:// URL without them: copied, the proxy got no user name.
+    const port = await refusingPort();
+    const { out } = await doctorIn(`${server.url}/v1/hooks/deepcode`, {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: `socks5h://me:s3cret@127.0.0.1:${port}`,
+    });
+    expect(out).not.toContain("s3cret");
+    expect(out).toContain(
+      `fix: write HTTPS_PROXY as socks5://127.0.0.1:${port}, with the user name and password its URL gives now before the host, which deepcode's client takes as socks5h:// asks (the proxy resolves the name); or,`,
+    );
+  });
+
   it("checks through the proxy the agent's http hooks go through, as send posts, and says which route it took", async () => {
     // A check that connected directly passed while every hook failed at the proxy.
     const proxy = await forwardProxy();
