@@ -1920,6 +1920,12 @@ const GLOB_STAR = /(\/)\*(?=.)|([\w-])\*\.\w/;
  * `~`, which neither expands: clients send a path absolute.
  */
 const GLOB_SHAPED = /^[\w./* -]+$/;
+/**
+ * A "." or ".." segment, which no path a client sends holds: one sent absolute is matched as the
+ * file it names (where.ts), so a glob told with one ("../secrets/*.env" under any folder) would
+ * pass check and match nothing.
+ */
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
 /**
  * A `where` regex on a path written as a glob (`secrets/*.env`, `id_*.pem`): a regex's "*"
@@ -1937,9 +1943,11 @@ function lintWhereRegexGlobStar(rule: CompiledRule, warn: (path: string, message
     const star = bare === undefined ? null : GLOB_STAR.exec(bare);
     if (regex === undefined || bare === undefined || star === null) continue;
     const repeated = star[1] ?? star[2] ?? "";
-    const glob = regex.startsWith("/") || regex.startsWith("**") ? regex : `**/${regex}`;
+    // "./secrets/*.env" names what "secrets/*.env" does, under any folder.
+    const named = regex.replace(/^(?:\.\/)+/, "");
+    const glob = named.startsWith("/") ? named : `**/${named}`;
     const write =
-      GLOB_SHAPED.test(regex) && !widensRule(rule, nots)
+      GLOB_SHAPED.test(regex) && !DOT_SEGMENT.test(named) && !widensRule(rule, nots)
         ? `write {"glob": ${JSON.stringify(glob)}} to match it as a glob`
         : `write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`;
     warn(

@@ -3,6 +3,7 @@ import { MIN_DEADLINE_MS, requestDeadlineMs } from "../../src/core/deadline.js";
 import { evaluatePolicy } from "../../src/core/evaluate.js";
 import { parseHookEvent } from "../../src/core/events.js";
 import { lintPolicy } from "../../src/core/policy-lint.js";
+import { compileWhereGlob } from "../../src/core/where.js";
 import { policyFrom } from "../support/policy.js";
 
 /** The warnings `check` prints for these rules, as `path: message`, minus the auth ones. */
@@ -2636,6 +2637,25 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     expect(warnings.find((w) => w.includes("not a glob"))).toContain(
       'its "*" repeats the character before it ("/*" is any number of "/") and its "." is any character',
     );
+  });
+
+  it("tells a regex written as a glob from ./ the glob that matches the paths it names", async () => {
+    // Before, "./secrets/*.env" was told {"glob": "**/./secrets/*.env"}, which passed check and
+    // matched no path a client sends (an absolute one, with no "." segment), as "../" did.
+    const onRead = (regex: string) => ({
+      id: regex,
+      on: "PreToolUse",
+      matcher: "Read",
+      where: { "tool_input.file_path": { regex } },
+      decide: "deny",
+    });
+    const regexes = ["./secrets/*.env", "././secrets/*.env", "../secrets/*.env", "a/../secrets/*.env"];
+    const warnings = await warningsFor(regexes.map(onRead));
+    const told = warnings.map((w) => /write \{"glob": ("[^"]*")\}/.exec(w)?.[1]);
+    expect(told).toEqual(['"**/secrets/*.env"', '"**/secrets/*.env"', undefined, undefined]);
+    const glob = compileWhereGlob(JSON.parse(told[0] as string));
+    expect(glob.ok && glob.value("/home/dev/proj/secrets/prod.env")).toBe(true);
+    expect(warnings[2]).toContain('write it as a "glob", whose "*" is any name');
   });
 
   it("says a where glob on a Bash command, whose * stops at a /", async () => {
