@@ -49,7 +49,7 @@ import {
 } from "./policy.js";
 import type { WhereOperator } from "./policy-schema.js";
 import type { EnvReader } from "./ports.js";
-import { compileRegex, withFlagsInside } from "./regex.js";
+import { compileRegex, MAX_REGEX_PROGRAM_SIZE, REGEX_ENGINE_MISSING, withFlagsInside } from "./regex.js";
 import { ownOnError, ruleOnError } from "./rule-failure.js";
 import { ENV_NAME, HEADER_VAR_NAME, resolveSecret, SINK_ENV_FIELDS, shellVariable } from "./secret-ref.js";
 import { deliveryUrl } from "./sinks.js";
@@ -1881,7 +1881,9 @@ function lintWhereCommandGlob(rule: CompiledRule, warn: (path: string, message: 
  * these", which a regex of them joined with `|` says; but where a condition that holds on more
  * lets more through (widensRule: an allow's, a deny's `not`), the regex of all of them in the
  * order written, which holds on less than either reading: a suggestion never makes an allow
- * broader than its author may have meant. One text is its own `contains`.
+ * broader than its author may have meant. One text is its own `contains`. A regex past RE2's
+ * program size is not told, as a policy written with it would not load: a rule for each text is,
+ * for "any of them" (on an allow, after fewer texts).
  */
 function lintWhereContainsList(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
@@ -1893,17 +1895,34 @@ function lintWhereContainsList(rule: CompiledRule, warn: (path: string, message:
     const types = declaredTypes(rule, key.split("."));
     if (types === undefined || !types.every((type) => type === "string")) continue;
     const texts = needle.map((text) => text.replace(/[\\^$.*+?()[\]{}|]/g, "\\$&"));
+    const allInOrder = widensRule(rule, nots);
+    const regex = texts.join(allInOrder ? ".*" : "|");
+    const first = JSON.stringify(needle[0]);
+    const tooLong = `past RE2's ${MAX_REGEX_PROGRAM_SIZE} program instructions`;
     const write =
       needle.length === 1
-        ? `for this text write {"contains": ${JSON.stringify(needle[0])}}`
-        : widensRule(rule, nots)
-          ? `for all of these texts, in this order, write {"regex": ${JSON.stringify(texts.join(".*"))}}`
-          : `for any of these texts write {"regex": ${JSON.stringify(texts.join("|"))}}`;
+        ? `for this text write {"contains": ${first}}`
+        : !loads(regex)
+          ? allInOrder
+            ? `a regex of all of these texts in order is ${tooLong}: write fewer, or, for any of them, a rule for each with its own {"contains": ${first}}`
+            : `for any of these texts write a rule for each, with its own {"contains": ${first}}: a regex of them all is ${tooLong}`
+          : allInOrder
+            ? `for all of these texts, in this order, write {"regex": ${JSON.stringify(regex)}}`
+            : `for any of these texts write {"regex": ${JSON.stringify(regex)}}`;
     warn(
       `${wherePath(rule, key, nots)}.contains`,
       `is a list, and clients send ${fieldName(rule, key)} as a string, in which "contains" looks for one text, ${neverUnder(nots, '"contains"', key.startsWith("tool_input."))}: ${write}`,
     );
   }
+}
+
+/**
+ * Whether a regex check tells its author to write loads: RE2 compiles it within its program size.
+ * Where this build has not loaded the engine, it is not known, and taken to.
+ */
+function loads(pattern: string): boolean {
+  const compiled = compileRegex(pattern);
+  return compiled.ok || compiled.error === REGEX_ENGINE_MISSING;
 }
 
 /** A regex's escapes and classes, which read a "*" or a "." as themselves. */

@@ -2602,6 +2602,29 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     ]);
   });
 
+  it("tells a contains list too long for one regex no regex, which would not load", async () => {
+    // Before, an allow of seven commands was told {"regex": "npm run build.*npm run test.*…"}, 107
+    // of RE2's 100 program instructions: written as told, the policy did not load.
+    const commands = ["npm run build", "npm run test", "npm run lint", "npm run format"];
+    const long = [...commands, "npm run typecheck", "git status", "git diff --stat"];
+    const rules = [
+      onBash({ "tool_input.command": { contains: long } }, "allow"),
+      onBash({
+        "tool_input.command": { contains: [...long, "make test", "cargo build", "docker compose up"] },
+      }),
+    ];
+    const warnings = (await warningsFor(rules)).filter((w) => w.includes('"contains" looks for one text'));
+    expect(warnings.map((w) => w.replace(/^.*"contains" looks for one text, [^:]*: /, ""))).toEqual([
+      `a regex of all of these texts in order is past RE2's 100 program instructions: write fewer, or, for any of them, a rule for each with its own {"contains": "npm run build"}`,
+      `for any of these texts write a rule for each, with its own {"contains": "npm run build"}: a regex of them all is past RE2's 100 program instructions`,
+    ]);
+    // A list that fits is still told its regex, which loads.
+    const fits = await warningsFor([onBash({ "tool_input.command": { contains: commands } }, "allow")]);
+    const regex = JSON.parse(/\{"regex": ("[^"]*")\}/.exec(fits.join("\n"))?.[1] ?? "null");
+    expect(regex).toBe("npm run build.*npm run test.*npm run lint.*npm run format");
+    await policyFrom({ version: 1, rules: [onBash({ "tool_input.command": { regex } }, "allow")] });
+  });
+
   it("says a where regex on a path written as a glob, and the glob it reads as where that lets no more through", async () => {
     // Before, "secrets/*.env" loaded silently: "/*" is any number of "/", "." any character, so
     // it matched no file in secrets.
