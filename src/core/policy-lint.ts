@@ -1940,9 +1940,9 @@ const GLOB_STAR = /(\/)\*(?=.)|([\w-])\*\.\w/;
  */
 const GLOB_SHAPED = /^[\w./* -]+$/;
 /**
- * A "." or ".." segment, which no path a client sends holds: one sent absolute is matched as the
- * file it names (where.ts), so a glob told with one ("../secrets/*.env" under any folder) would
- * pass check and match nothing.
+ * A "." or ".." segment, which a path sent absolute never holds: it is matched as the file it
+ * names (where.ts), so a glob told with one ("../secrets/*.env" under any folder) would pass check
+ * and match no such path. Only deepagents' legacy tool_args hold a relative one, as written.
  */
 const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
