@@ -1931,9 +1931,10 @@ const REGEX_ESCAPES_AND_CLASSES = /\\[\s\S]|\[(?:[^\\\]]|\\[\s\S])*\]/g;
  * A "*" written as a glob's, in a regex read without its escapes and classes, with the character
  * it repeats: after a "/" with more after it (a "/*" that ends the regex leaves it holding on every
  * path that has what comes before, as the glob's folder would), or after a name's character before
- * a "." and a name.
+ * a "." and a name. Not a "/*" after a leading "^" or before an ending "$": any number of "/" at a
+ * path's start or end is a regex's meaning, which no glob writes ("^/*etc/passwd").
  */
-const GLOB_STAR = /(\/)\*(?=.)|([\w-])\*\.\w/;
+const GLOB_STAR = /(?<!^\^)(\/)\*(?=.)(?!\$$)|([\w-])\*\.\w/;
 /**
  * A regex with no syntax a glob does not share: it reads as the glob it was written as. Not a
  * `~`, which neither expands: clients send a path absolute.

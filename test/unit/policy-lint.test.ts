@@ -2646,6 +2646,10 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       onRead({ regex: "\\w*\\.pem$" }),
       onRead({ regex: "^/home/[^/]*/\\.ssh/.*" }),
       onRead({ regex: "\\/*x" }),
+      // Any number of "/" at the start or the end, as only a regex says: before, "^/*etc/passwd",
+      // which matches "//etc/passwd" as meant, was told it did not match the paths it names.
+      onRead({ regex: "^/*etc/passwd" }),
+      onRead({ regex: "/\\.ssh/*$" }),
       onBash({ "tool_input.command": { regex: "cat secrets/*.env" } }),
     ]);
     expect(
