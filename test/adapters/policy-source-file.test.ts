@@ -131,6 +131,22 @@ describe("readJsonText", () => {
       },
     });
   });
+
+  it("names each link of a broken chain up to the file that is gone", async () => {
+    // Before, "it points to current.json, which does not exist", of a link that is there.
+    mkdirSync(join(dir, "chain"));
+    const current = join(dir, "chain", "current.json");
+    symlinkSync("../released-2/policy.json", current);
+    const policy = join(dir, "chain-policy.json");
+    symlinkSync("chain/current.json", policy);
+    expect(await readJsonText(policy)).toEqual({
+      ok: false,
+      error: {
+        message: `${policy} is a broken link: it points to chain/current.json, a link to ../released-2/policy.json, which does not exist`,
+        missing: false,
+      },
+    });
+  });
 });
 
 describe("loadPolicyFile's near misses", () => {

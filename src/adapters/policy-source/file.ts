@@ -1,7 +1,7 @@
 /** Reads a policy file from disk and loads it; the Node and CLI way to get a Policy. */
 import { constants, existsSync, type Stats } from "node:fs";
 import { type FileHandle, open, readlink } from "node:fs/promises";
-import { isAbsolute, relative } from "node:path";
+import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { systemReason } from "../../core/errors.js";
 import { type LoadedPolicy, loadPolicy, type PolicyDeps, type PolicyIssue } from "../../core/policy.js";
@@ -162,9 +162,11 @@ export async function readJsonText(
       return failed(`cannot read ${path}: ${systemReason(e)}`);
     // A link whose file is gone (a deploy's policy link left pointing at a release removed) is
     // there: told it "does not exist" and to copy the example, its author looked for a typo.
-    const target = await readlink(path).catch(() => undefined);
-    if (target !== undefined)
-      return failed(`${path} is a broken link: it points to ${target}, which does not exist`);
+    const targets = await linkChain(path);
+    if (targets.length > 0)
+      return failed(
+        `${path} is a broken link: it points to ${targets.join(", a link to ")}, which does not exist`,
+      );
     return failed(`${path} does not exist`, true);
   }
   const text = strictUtf8(bytes);
@@ -188,6 +190,25 @@ export async function readJsonText(
   return failed(
     `${path} is not UTF-8: byte 0x${byte.toString(16).padStart(2, "0")} at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}; save it as UTF-8`,
   );
+}
+
+/**
+ * What a link that leads nowhere points to, as each link in turn writes it: one target, or a
+ * chain of them (a deploy's policy.json to current/policy.json, itself a link to a release that
+ * is gone), of which only the last does not exist. Empty where the path is no link. The open
+ * that failed followed the chain to its end (a loop would have been ELOOP), but a link may change
+ * since: no more than Linux follows (MAXSYMLINKS) are read.
+ */
+async function linkChain(path: string): Promise<string[]> {
+  const targets: string[] = [];
+  let at = path;
+  while (targets.length < 40) {
+    const target = await readlink(at).catch(() => undefined);
+    if (target === undefined) break;
+    targets.push(target);
+    at = resolve(dirname(at), target);
+  }
+  return targets;
 }
 
 /** Why a JSON file was not read; `missing` where no file is at the path (ENOENT). */
