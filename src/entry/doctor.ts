@@ -14,7 +14,7 @@
  */
 
 import { lookup } from "node:dns/promises";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import ipaddr from "ipaddr.js";
@@ -781,6 +781,11 @@ function curlConfigNote(env: Env): string | undefined {
   for (const file of curlConfigFiles(env)) {
     let text: string;
     try {
+      const kind = statSync(file);
+      if (kind.isDirectory()) continue;
+      // A FIFO or a device held doctor for as long as nothing wrote to it: a file alone is read.
+      if (!kind.isFile())
+        return `deepagents' hook, init's curl command, reads ${file}, which is no regular file and which these checks do not read: an option there (a proxy, --insecure, a header) changes the hook's requests`;
       text = readFileSync(file, "utf8");
     } catch {
       continue;

@@ -439,6 +439,15 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(proxy.out).toContain(", and it sets -x: the hook's requests may not take the route above\n");
   });
 
+  it("names a curl config that is a FIFO without reading it, where doctor waited for a writer that never came", async () => {
+    const home = tempDir("doctor-curlrc-fifo");
+    expect(spawnSync("mkfifo", [join(home, ".curlrc")]).status).toBe(0);
+    const result = await doctorIn(`${server.url}/v1/hooks/deepagents`, { HOOKGATE_AUTH: TOKEN, HOME: home });
+    expect(result.out).toContain(
+      `note: deepagents' hook, init's curl command, reads ${join(home, ".curlrc")}, which is no regular file and which these checks do not read`,
+    );
+  });
+
   it("names the curlrc in ~/.config that curl reads where XDG_CONFIG_HOME is unset, and no other where it is set", async () => {
     // curl 7.88 reads $CURL_HOME/.config/curlrc and ~/.config/curlrc (no dot) after the .curlrc
     // files, when XDG_CONFIG_HOME is unset or empty: a proxy there went unsaid.
