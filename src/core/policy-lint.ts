@@ -1966,9 +1966,14 @@ function lintWhereRegexGlobStar(rule: CompiledRule, warn: (path: string, message
     // "./secrets/*.env" names what "secrets/*.env" does, under any folder.
     const named = regex.replace(/^(?:\.\/)+/, "");
     const glob = named.startsWith("/") ? named : `**/${named}`;
+    // A glob matches a whole path, where a regex matched inside one: a last name with no "*" is a
+    // folder's as often as a file's ("/home/*/.ssh"), whose files its glob alone leaves out.
+    const under = glob.slice(glob.lastIndexOf("/") + 1).includes("*")
+      ? ""
+      : `, and {"glob": ${JSON.stringify(`${glob}/**`)}} for what is under it`;
     const write =
       GLOB_SHAPED.test(regex) && !DOT_SEGMENT.test(named) && !widensRule(rule, nots)
-        ? `write {"glob": ${JSON.stringify(glob)}} to match it as a glob`
+        ? `write {"glob": ${JSON.stringify(glob)}} to match it as a glob${under}`
         : `write it as a "glob", whose "*" is any name, or as a regex, where ".*" is any text and "\\." a dot`;
     warn(
       `${wherePath(rule, key, nots)}.regex`,

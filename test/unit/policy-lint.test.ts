@@ -2685,6 +2685,26 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     expect(warnings[2]).toContain('write it as a "glob", whose "*" is any name');
   });
 
+  it("tells a regex written as a glob of a folder the glob of what is under it too", async () => {
+    // Before, "/home/*/.ssh" was told {"glob": "/home/*/.ssh"} alone, which matches the folder and
+    // none of its files, where the regex meant matched inside the path.
+    const warnings = await warningsFor([
+      {
+        id: "ssh",
+        on: "PreToolUse",
+        matcher: "Read",
+        where: { "tool_input.file_path": { regex: "/home/*/.ssh" } },
+        decide: "deny",
+      },
+    ]);
+    const told = [...(warnings[0] ?? "").matchAll(/\{"glob": ("[^"]*")\}/g)].map((m) =>
+      JSON.parse(m[1] as string),
+    );
+    expect(told).toEqual(["/home/*/.ssh", "/home/*/.ssh/**"]);
+    const under = compileWhereGlob(told[1]);
+    expect(under.ok && under.value("/home/dev/.ssh/id_rsa")).toBe(true);
+  });
+
   it("says a where glob on a Bash command, whose * stops at a /", async () => {
     // Before, {"glob": "rm -rf *"} loaded silently, and let `rm -rf /tmp/x` through.
     const warnings = await warningsFor([
