@@ -1963,8 +1963,10 @@ function lintWhereRegexGlobStar(rule: CompiledRule, warn: (path: string, message
     const star = bare === undefined ? null : GLOB_STAR.exec(bare);
     if (regex === undefined || bare === undefined || star === null) continue;
     const repeated = star[1] ?? star[2] ?? "";
-    // "./secrets/*.env" names what "secrets/*.env" does, under any folder.
-    const named = regex.replace(/^(?:\.\/)+/, "");
+    // "./secrets/*.env" names what "secrets/*.env" does, under any folder; "/home/*/.ssh/" names the
+    // folder "/home/*/.ssh" does, as a path is matched without its trailing "/" and a glob with one
+    // matches none.
+    const named = regex.replace(/^(?:\.\/)+/, "").replace(/(?<=.)\/+$/, "");
     const glob = named.startsWith("/") ? named : `**/${named}`;
     // A glob matches a whole path, where a regex matched inside one: a last name with no "*" is a
     // folder's as often as a file's ("/home/*/.ssh"), whose files its glob alone leaves out.

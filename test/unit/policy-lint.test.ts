@@ -2705,6 +2705,26 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     expect(under.ok && under.value("/home/dev/.ssh/id_rsa")).toBe(true);
   });
 
+  it("tells a regex written as a glob of a folder with a trailing slash the folder's glob without it", async () => {
+    // Before, "/home/*/.ssh/" was told {"glob": "/home/*/.ssh/"}, which loads and matches no path
+    // (a path is matched without its trailing slash), and "/home/*/.ssh//**".
+    const warnings = await warningsFor([
+      {
+        id: "ssh",
+        on: "PreToolUse",
+        matcher: "Read",
+        where: { "tool_input.file_path": { regex: "/home/*/.ssh/" } },
+        decide: "deny",
+      },
+    ]);
+    const told = [...(warnings[0] ?? "").matchAll(/\{"glob": ("[^"]*")\}/g)].map((m) =>
+      JSON.parse(m[1] as string),
+    );
+    expect(told).toEqual(["/home/*/.ssh", "/home/*/.ssh/**"]);
+    const folder = compileWhereGlob(told[0]);
+    expect(folder.ok && folder.value("/home/dev/.ssh")).toBe(true);
+  });
+
   it("says a where glob on a Bash command, whose * stops at a /", async () => {
     // Before, {"glob": "rm -rf *"} loaded silently, and let `rm -rf /tmp/x` through.
     const warnings = await warningsFor([
