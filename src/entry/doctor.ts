@@ -758,8 +758,9 @@ function isCurlRouteOption(name: string): boolean {
 /**
  * The config files curl 7.88 looks for, in its order (its tool_findfile.c; checked against its
  * `-v`): $CURL_HOME/.curlrc, $XDG_CONFIG_HOME/.curlrc, $HOME/.curlrc, then, where
- * XDG_CONFIG_HOME is unset or empty, XDG's default place under $CURL_HOME and $HOME,
- * `.config/curlrc`, without the dot. A variable unset or empty names none.
+ * XDG_CONFIG_HOME is unset or empty, XDG's default place, `.config/curlrc` without the dot,
+ * under $CURL_HOME, or under $HOME where CURL_HOME is unset or empty: curl looks under one of
+ * them, not both. A variable unset or empty names none.
  */
 function curlConfigFiles(env: Env): string[] {
   const under = (dirs: readonly (string | undefined)[], name: string) =>
@@ -767,7 +768,7 @@ function curlConfigFiles(env: Env): string[] {
   const dotted = under([env.CURL_HOME, env.XDG_CONFIG_HOME, env.HOME], ".curlrc");
   return env.XDG_CONFIG_HOME
     ? dotted
-    : [...dotted, ...under([env.CURL_HOME, env.HOME], join(".config", "curlrc"))];
+    : [...dotted, ...under([env.CURL_HOME || env.HOME], join(".config", "curlrc"))];
 }
 
 /**

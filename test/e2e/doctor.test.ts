@@ -470,6 +470,11 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     ).toBe(
       `note: deepagents' hook, init's curl command, reads ${join(curlHome, ".config", "curlrc")}, which these checks do not: an option there (a proxy, --insecure, a header) changes the hook's requests`,
     );
+    // With CURL_HOME set, curl 7.88 looks under it alone: not in HOME's, even where CURL_HOME has none.
+    const emptyCurlHome = tempDir("doctor-xdg-empty-curl-home");
+    expect(
+      note((await doctorIn(hookUrl, { HOOKGATE_AUTH: TOKEN, HOME: home, CURL_HOME: emptyCurlHome })).out),
+    ).toBeUndefined();
     // With XDG_CONFIG_HOME set, curl looks in neither.
     const xdg = tempDir("doctor-xdg-config");
     expect(
