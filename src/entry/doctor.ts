@@ -783,7 +783,8 @@ function curlConfigNote(env: Env): string | undefined {
     let text: string;
     try {
       const kind = statSync(file);
-      if (kind.isDirectory()) continue;
+      // curl 7.88 opens a folder there as its file, reads nothing of it and looks no further.
+      if (kind.isDirectory()) return undefined;
       // A FIFO or a device held doctor for as long as nothing wrote to it: a file alone is read.
       if (!kind.isFile())
         return `deepagents' hook, init's curl command, reads ${file}, which is no regular file and which these checks do not read: an option there (a proxy, --insecure, a header) changes the hook's requests`;

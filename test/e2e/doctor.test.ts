@@ -439,6 +439,18 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(proxy.out).toContain(", and it sets -x: the hook's requests may not take the route above\n");
   });
 
+  it("names no curl config where the first is a folder, as curl then reads none", async () => {
+    // curl 7.88 stops at a folder named .curlrc (checked with its own run): a proxy in
+    // ~/.config/curlrc, which doctor named, was never read.
+    const home = tempDir("doctor-curlrc-folder");
+    mkdirSync(join(home, ".curlrc"));
+    mkdirSync(join(home, ".config"));
+    writeFileSync(join(home, ".config", "curlrc"), "proxy = http://proxy.corp.example:3128\n");
+    const result = await doctorIn(`${server.url}/v1/hooks/deepagents`, { HOOKGATE_AUTH: TOKEN, HOME: home });
+    expect(result.out).toContain("gateway answers");
+    expect(result.out).not.toContain("curlrc");
+  });
+
   it("names a curl config that is a FIFO without reading it, where doctor waited for a writer that never came", async () => {
     const home = tempDir("doctor-curlrc-fifo");
     expect(spawnSync("mkfifo", [join(home, ".curlrc")]).status).toBe(0);
