@@ -1904,7 +1904,7 @@ function lintWhereContainsList(rule: CompiledRule, warn: (path: string, message:
         ? `for this text write {"contains": ${first}}`
         : !loads(regex)
           ? allInOrder
-            ? `a regex of all of these texts in order is ${tooLong}: write fewer, or, for any of them, a rule for each with its own {"contains": ${first}}`
+            ? `a regex of all of these texts in order is ${tooLong}: write fewer`
             : `for any of these texts write a rule for each, with its own {"contains": ${first}}: a regex of them all is ${tooLong}`
           : allInOrder
             ? `for all of these texts, in this order, write {"regex": ${JSON.stringify(regex)}}`
