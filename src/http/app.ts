@@ -183,15 +183,22 @@ export function createApp(deps: AppDeps): Hono {
     // the fix goes there, with the block it makes anyway; Claude Code ignores the body of a 404.
     // A team's token written into that URL's path is masked, as on a route no client has
     // (hook-route.ts): the answer and the log line quote the path, cut at 200 characters then.
+    // Read in the path as sent, not the route's reading: that made a base64 token's "//" one
+    // slash and dropped its leading or trailing one, and no run of its segments was the token.
     const own = requestDeps(deps, c.env);
-    const quoted = await tokensMasked(path, QUOTED_PATH_CHARS, own.policy(), own.sha256);
+    const quoted = await tokensMasked(
+      new URL(c.req.url).pathname,
+      QUOTED_PATH_CHARS,
+      own.policy(),
+      own.sha256,
+    );
     const fix = quoted.masked
       ? `no route POST ${shorten(quoted.text, QUOTED_PATH_CHARS)}; hook URLs are ${HOOK_ROUTES}${TOKEN_IN_URL}`
       : (hint ?? `${message}; hook URLs are ${HOOK_ROUTES}`);
     // No decision, so no audit line: said here, or a team whose hooks all miss the routes (each
     // action let through by Claude Code, blocked by deepcode) shows in the log as no traffic.
     deps.logger.log("warn", "a POST to no route answered 404: a hook with a mistyped URL is not judged", {
-      path: shorten(quoted.text, QUOTED_PATH_CHARS),
+      path: shorten(quoted.masked ? quoted.text : path, QUOTED_PATH_CHARS),
     });
     return c.json(
       { error: { code: "NOT_FOUND", message: fix }, decision: "block", reason: `hookgate: ${fix}` },

@@ -464,3 +464,23 @@ describe("a token with slashes in an unknown route's path", () => {
     expect(JSON.stringify(app.logs)).not.toMatch(/Zm9v|YmFy|cXV4/);
   });
 });
+
+describe("a base64 token in the path of a POST no route takes", () => {
+  it("is masked whole when it starts or ends with a slash or holds two in a row", async () => {
+    // `openssl rand -base64 32` starts with "/" one time in 64 and holds "//" about one in 100: the
+    // route's reading makes doubled slashes one and drops a trailing one, and no run was the token.
+    for (const token of ["/Zm9vYmFyYmF6cXV4", "Zm9v//YmFyYmF6cXV4", "Zm9vYmFyYmF6cXV4/"]) {
+      const app = await testApp({
+        version: 1,
+        auth: { tokens: [{ team: "a", sha256: await sha256(token) }] },
+        rules: [],
+      });
+      const res = await app.post(`/v1/hook/claude-code/${token}`, pre);
+      expect(res.status).toBe(404);
+      const body = await jsonOf(res);
+      expect(body.reason).toContain("Authorization header");
+      expect(JSON.stringify(body)).not.toMatch(/Zm9v|YmFy|cXV4/);
+      expect(JSON.stringify(app.logs)).not.toMatch(/Zm9v|YmFy|cXV4/);
+    }
+  });
+});
