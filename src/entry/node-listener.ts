@@ -237,6 +237,7 @@ async function answer(
         );
       },
       contentType: header("content-type"),
+      target: request.url,
       authorization: header("authorization"),
       timeoutHeader: header("x-hookgate-timeout"),
       userAgent: header("user-agent"),

@@ -301,6 +301,7 @@ function routeRequest(
   const ceiling = reading.bodyCeiling;
   return {
     refused: reading.refusal?.(request),
+    target: request.url,
     readBody: (maxBytes, authenticated) =>
       readBody(
         request,

@@ -35,6 +35,11 @@ export interface HookRouteRequest {
    */
   readonly readBody: (maxBytes: number, authenticated: boolean) => Promise<BodyResult>;
   readonly contentType: string | undefined;
+  /**
+   * The request's target as sent (a path or a whole URL): a token in an unknown route's path is
+   * looked for in it, as the route's reading made a base64 token's "//" one slash.
+   */
+  readonly target?: string | undefined;
   readonly authorization: string | undefined;
   readonly timeoutHeader: string | undefined;
   /** The `user-agent` header: `hookgate send` names itself, and an auth failure's fix is worded for it. */
@@ -75,7 +80,8 @@ export async function runHookRoute(
   const known = client === undefined || dialect !== undefined;
   const policy = deps.policy();
   const refusal: RequestError | undefined =
-    request.refused ?? (known ? undefined : await unknownClientRoute(client, policy, deps.sha256));
+    request.refused ??
+    (known ? undefined : await unknownClientRoute(client, request.target, policy, deps.sha256));
   // The token is checked before the body is read, so that bodies no token vouches for are held in
   // a budget of their own: callers without one cannot fill the bytes a team's hooks are read in
   // and have every hook answered by the fail mode. handleHook takes the team found (a failure it
@@ -157,12 +163,38 @@ export function hookResponse(outcome: HookRouteOutcome): {
  * Code expands no variable in a hook's URL, so a token may be written into its path (as a Slack
  * webhook's secret is), and the quote goes into the answer and the audit line.
  */
-async function unknownClientRoute(client: string, policy: Policy, sha256: Sha256): Promise<RequestError> {
+async function unknownClientRoute(
+  client: string,
+  target: string | undefined,
+  policy: Policy,
+  sha256: Sha256,
+): Promise<RequestError> {
+  // The path as sent first: the route's reading makes "//" one slash and drops a trailing one,
+  // and a base64 token that starts or ends with a slash, or holds two, was then no run of segments.
+  const path = target === undefined ? undefined : pathSent(target);
+  const sent = path === undefined ? undefined : await tokensMasked(path, QUOTED_PATH_CHARS, policy, sha256);
+  if (sent?.masked)
+    return {
+      code: "UNKNOWN_CLIENT_ROUTE",
+      message: `no client route "${shorten(sent.text, QUOTED_PATH_CHARS)}"; use ${HOOK_ROUTES}${TOKEN_IN_URL}`,
+    };
   const { text, masked } = await tokensMasked(client, QUOTED_ROUTE_CHARS, policy, sha256);
   return {
     code: "UNKNOWN_CLIENT_ROUTE",
     message: `no client route "/v1/hooks/${shown(text)}"; use ${HOOK_ROUTES}${masked ? TOKEN_IN_URL : ""}`,
   };
+}
+
+/** How much of a path as sent a refusal quotes once a token is masked in it. */
+const QUOTED_PATH_CHARS = 200;
+
+/** The path of a request's target (a path or a whole URL), its slashes as sent. */
+function pathSent(target: string): string | undefined {
+  try {
+    return new URL(target, "http://gateway").pathname;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What a refusal quoting a path with a token masked adds. */

@@ -484,3 +484,25 @@ describe("a base64 token in the path of a POST no route takes", () => {
     }
   });
 });
+
+describe("a base64 token in an unknown route's path", () => {
+  it("is masked whole when it starts or ends with a slash or holds two in a row", async () => {
+    // The route's reading makes doubled slashes one and drops a trailing one: no run of the
+    // segments was the token, and the answer and the audit line quoted it with a slash less.
+    for (const token of ["/Zm9vYmFyYmF6cXV4", "Zm9v//YmFyYmF6cXV4", "Zm9vYmFyYmF6cXV4/"]) {
+      const app = await testApp({
+        version: 1,
+        auth: { tokens: [{ team: "a", sha256: await sha256(token) }] },
+        rules: [],
+      });
+      const res = await app.post(`/v1/hooks/claude-code/${token}`, pre);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-hookgate-error")).toBe("UNKNOWN_CLIENT_ROUTE");
+      const body = await jsonOf(res);
+      expect(body.systemMessage).toContain('"/v1/hooks/claude-code/[masked]');
+      expect(body.systemMessage).toContain("Authorization header");
+      expect(JSON.stringify(body)).not.toMatch(/Zm9v|YmFy|cXV4/);
+      expect(JSON.stringify(app.logs)).not.toMatch(/Zm9v|YmFy|cXV4/);
+    }
+  });
+});
