@@ -247,9 +247,10 @@ export async function tokensMasked(
 
   async function isToken(segment: string): Promise<boolean> {
     if (digests.has(await sha256(segment))) return true;
-    // Its escapes as the URL kept them (route-path.ts), and as the token was written.
-    const decoded = segment.includes("%") ? decodedSegment(segment) : undefined;
-    return decoded !== undefined && digests.has(await sha256(decoded));
+    // Its escapes as the URL kept them (route-path.ts), and as the token was written, without the
+    // blanks around it, as authenticate reads a token (`%20<token>`).
+    const decoded = segment.includes("%") ? decodedSegment(segment)?.trim() : undefined;
+    return decoded !== undefined && decoded !== "" && digests.has(await sha256(decoded));
   }
 }
 

@@ -150,6 +150,15 @@ describe.each([
     expect(JSON.stringify(app.logs)).not.toContain("team-b-token");
   });
 
+  it("masks a token written with an escaped blank around it, as a token is read without them", async () => {
+    const body = await expectDenied(
+      await app.post("/v1/hooks/claude-code/%20team-a-token%09", pre),
+      "UNKNOWN_CLIENT_ROUTE",
+    );
+    expect(body.systemMessage).toContain('"/v1/hooks/claude-code/[masked]"');
+    expect(JSON.stringify(app.logs)).not.toContain("team-a-token");
+  });
+
   it("quotes an unknown route's escapes as every runtime reads them, never cut inside one", async () => {
     const body = await expectDenied(
       await app.post("/v1/hooks/caf%C3%A9%1b%5B2J", pre),
