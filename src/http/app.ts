@@ -15,6 +15,7 @@ import {
   hookResponse,
   INTERNAL_ERROR_BODY,
   outcomeHeaders,
+  QUOTED_PATH_CHARS,
   runHookRoute,
   TOKEN_IN_URL,
   tokensMasked,
@@ -274,9 +275,6 @@ function withoutTrailingSlash(path: string): string {
  * Copied by Object.assign, not spread (`{ ...deps, ...own }`): on Node 20's V8 a spread followed
  * by more properties can make objects that outlive young-generation collections (hook-route.ts).
  */
-/** How much of a path no route takes a POST's answer and log line quote once a token is masked in it. */
-const QUOTED_PATH_CHARS = 200;
-
 function requestDeps(deps: AppDeps, env: unknown): AppDeps {
   const own = deps.forRequest?.(env);
   return own === undefined ? deps : Object.assign({}, deps, own);

@@ -185,8 +185,8 @@ async function unknownClientRoute(
   };
 }
 
-/** How much of a path as sent a refusal quotes once a token is masked in it. */
-const QUOTED_PATH_CHARS = 200;
+/** How much of a path as sent a refusal (here, and a 404's in app.ts) quotes once a token is masked in it. */
+export const QUOTED_PATH_CHARS = 200;
 
 /** The path of a request's target (a path or a whole URL), its slashes as sent. */
 function pathSent(target: string): string | undefined {
