@@ -1027,7 +1027,7 @@ function lintWhereStringOps(rule: CompiledRule, warn: (path: string, message: st
 function lintWhereGlobSeparators(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const { inner, nots } = underNots(condition);
-    const glob = inner !== null && typeof inner === "object" ? (inner as WhereOperator).glob : undefined;
+    const glob = operatorOf(inner)?.glob;
     const plain = glob === undefined ? undefined : needlessEscape(glob);
     if (plain === undefined) continue;
     warn(
@@ -1785,7 +1785,7 @@ const PLAIN_NAME_FLAGS = /^[gi]*$/;
 function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const { inner, nots } = underNots(condition);
-    const regex = inner !== null && typeof inner === "object" ? (inner as WhereOperator).regex : undefined;
+    const regex = operatorOf(inner)?.regex;
     const slashed = regex === undefined ? undefined : slashDelimited(regex);
     if (slashed === undefined || !meansRegex(slashed, PATH_KEY.test(key))) continue;
     warn(
@@ -1863,7 +1863,7 @@ function lintWhereCommandGlob(rule: CompiledRule, warn: (path: string, message: 
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     if (!COMMAND_KEY.test(key)) continue;
     const { inner, nots } = underNots(condition);
-    const glob = inner !== null && typeof inner === "object" ? (inner as WhereOperator).glob : undefined;
+    const glob = operatorOf(inner)?.glob;
     if (glob === undefined || !/[*?[]/.test(glob)) continue;
     // An `if` has no "not", and its pattern reads no "?" or "[...]": told in place of a negated
     // glob, "if": "Bash(rm *)" made a rule that skipped rm commands one that applies to them.
@@ -1958,7 +1958,7 @@ function lintWhereRegexGlobStar(rule: CompiledRule, warn: (path: string, message
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     if (!PATH_KEY.test(key) && !ABSOLUTE_PATH_KEY.test(key)) continue;
     const { inner, nots } = underNots(condition);
-    const regex = inner !== null && typeof inner === "object" ? (inner as WhereOperator).regex : undefined;
+    const regex = operatorOf(inner)?.regex;
     const bare = regex?.replace(REGEX_ESCAPES_AND_CLASSES, "\0");
     const star = bare === undefined ? null : GLOB_STAR.exec(bare);
     if (regex === undefined || bare === undefined || star === null) continue;
@@ -1982,6 +1982,11 @@ function lintWhereRegexGlobStar(rule: CompiledRule, warn: (path: string, message
       `${JSON.stringify(regex)} is a regular expression, not a glob: its "*" repeats the character before it ("${repeated}*" is any number of "${repeated}")${bare.includes(".") ? ` and its "." is any character` : ""}, so it does not match the paths a glob of it names; ${write}`,
     );
   }
+}
+
+/** A `where` condition as its operators (`regex`, `glob`, …), undefined for a value compared as written. */
+function operatorOf(condition: unknown): WhereOperator | undefined {
+  return condition !== null && typeof condition === "object" ? (condition as WhereOperator) : undefined;
 }
 
 /**
