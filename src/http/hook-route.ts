@@ -171,6 +171,8 @@ async function unknownClientRoute(
 ): Promise<RequestError> {
   // The path as sent first: the route's reading makes "//" one slash and drops a trailing one,
   // and a base64 token that starts or ends with a slash, or holds two, was then no run of segments.
+  // Read there, each segment also decoded, it holds every token the route's reading does: that
+  // one is looked in only where no target came.
   const path = target === undefined ? undefined : pathSent(target);
   const sent = path === undefined ? undefined : await tokensMasked(path, QUOTED_PATH_CHARS, policy, sha256);
   if (sent?.masked)
@@ -178,7 +180,10 @@ async function unknownClientRoute(
       code: "UNKNOWN_CLIENT_ROUTE",
       message: `no client route "${shorten(sent.text, QUOTED_PATH_CHARS)}"; use ${HOOK_ROUTES}${TOKEN_IN_URL}`,
     };
-  const { text, masked } = await tokensMasked(client, QUOTED_ROUTE_CHARS, policy, sha256);
+  const { text, masked } =
+    sent === undefined
+      ? await tokensMasked(client, QUOTED_ROUTE_CHARS, policy, sha256)
+      : { text: client, masked: false };
   return {
     code: "UNKNOWN_CLIENT_ROUTE",
     message: `no client route "/v1/hooks/${shown(text)}"; use ${HOOK_ROUTES}${masked ? TOKEN_IN_URL : ""}`,
