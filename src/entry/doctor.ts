@@ -12,7 +12,6 @@
  * `--url` is the hook URL from `hookgate init` or the gateway's base URL; the route (and so the
  * sample's dialect) is the URL's own, else `--client`'s, else Claude Code's.
  */
-
 import { lookup } from "node:dns/promises";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -787,7 +786,7 @@ function curlConfigNote(env: Env): string | undefined {
       if (kind.isDirectory()) return undefined;
       // A FIFO or a device held doctor for as long as nothing wrote to it: a file alone is read.
       if (!kind.isFile())
-        return `deepagents' hook, init's curl command, reads ${file}, which is no regular file and which these checks do not read: an option there (a proxy, --insecure, a header) changes the hook's requests`;
+        return `${curlReads(file)}, which is no regular file and which these checks do not read${ANY_CURL_OPTION}`;
       text = readFileSync(file, "utf8");
     } catch {
       continue;
@@ -800,11 +799,14 @@ function curlConfigNote(env: Env): string | undefined {
     const sets =
       route.length > 0
         ? `, and it sets ${[...new Set(route)].map((name) => (name.length === 1 ? `-${name}` : `--${name}`)).join(", ")}: the hook's requests may not take the route above`
-        : ": an option there (a proxy, --insecure, a header) changes the hook's requests";
-    return `deepagents' hook, init's curl command, reads ${file}, which these checks do not${sets}`;
+        : ANY_CURL_OPTION;
+    return `${curlReads(file)}, which these checks do not${sets}`;
   }
   return undefined;
 }
+
+const curlReads = (file: string) => `deepagents' hook, init's curl command, reads ${file}`;
+const ANY_CURL_OPTION = ": an option there (a proxy, --insecure, a header) changes the hook's requests";
 
 /**
  * deepagents' hook is init's curl command, which sends the variable as it is, where `send` and
