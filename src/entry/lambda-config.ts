@@ -80,8 +80,9 @@ export interface LambdaRuntime {
   readonly egress: Egress;
   /**
    * A new SQS queue on the container's SQS clients (`clientFor`: one per region, the DLQ's calls
-   * signed for its own); the AWS SDK is imported on its first call. The consumer also needs the DLQ. `signal`, read as each request is sent, ends it. The HTTP
-   * function opens one producer per container; the consumer one per invocation, so the batched
+   * signed for its own); the AWS SDK is imported on its first call. The consumer also needs the
+   * DLQ. `signal`, read as each request is sent, ends it. The HTTP function opens one producer per
+   * container; the consumer one per invocation, so the batched
    * calls of two invocations that run at once (Lambda Managed Instances) never share a request.
    */
   queue(role: "producer" | "consumer", signal?: () => AbortSignal | undefined): Queue<DeliveryJob>;

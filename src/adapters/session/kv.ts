@@ -5,9 +5,9 @@
  * seen in another location, and a key takes one write a second, so of a session's tool calls
  * started within one second (an agent's parallel calls) the first may be the one remembered, and
  * a call whose write is refused is marked under a key of its own, so that no isolate names the
- * older one for it (`refusedKey`), nor one written just after the mark (`MARK_COVERS_MS`). The events of one session normally reach one location seconds
- * apart. Nothing here counts or decides:
- * remembering is best effort, after the answer; a failed read or write rejects, as the other
+ * older one for it (`refusedKey`), nor one written just after the mark (`MARK_COVERS_MS`). The
+ * events of one session normally reach one location seconds apart. Nothing here counts or
+ * decides: remembering is best effort, after the answer; a failed read or write rejects, as the other
  * stores' do, and the notifier logs it (once a minute while it goes on) and sends the notification
  * without it. KV calls have no timeout: the notifier gives up one still running at the request's
  * deadline, or 2 s after the answer at least when the decision spent it (a slow prompt rule),
