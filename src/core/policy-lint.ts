@@ -1767,11 +1767,14 @@ const REGEX_ONLY = /^\^|(?<!\\)\$$|\s|\\[sSdDwWbB]/;
  */
 const PLAIN_NAME = /^(?:[\w. -]|\\[^\w\s])+$/;
 /**
- * The flags a JavaScript regex of a plain name is written with (`/sudo/i`, `/sudo/gi`). Other
- * letters after one change nothing there (`m`, `s`, `d`, `u`, `v`, `y`), so they are a path's
- * last name: `/bin/vim` on a command was told to become "(?im)bin", which matches every bin.
+ * The flags a JavaScript regex of a plain name is written with (`/sudo/i`), or any with a `g`
+ * (`/sudo/gi`, `/sudo/gm`), which finds every match and so is a JavaScript habit a test never
+ * needs, and a path's last name seldom holds (a `gvim` is in /usr/bin, whose "/" no literal
+ * holds). Other letters after one change nothing there (`m`, `s`, `d`, `u`, `v`, `y`), so they
+ * are a path's last name: `/bin/vim` on a command was told to become "(?im)bin", which matches
+ * every bin.
  */
-const PLAIN_NAME_FLAGS = /^[gi]*$/;
+const PLAIN_NAME_FLAGS = /^i?$|g/;
 
 /**
  * A `where` regex written between slashes, as JavaScript writes one (`/rm -rf/`, `/^rm/i`): the
@@ -1800,8 +1803,9 @@ function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: s
  * with an anchor just inside its slashes, a space or a class escape (`REGEX_ONLY`). On a path
  * field a space is a path's as well ("/Application Support/"), and the letters after a plain name
  * its last name ("/src/ui"): told as flags, it became "(?i)src". On any field, a plain name with
- * letters other than `g` and `i` after it is a path too (`PLAIN_NAME_FLAGS`: "/bin/vim"), but on a
- * command not one with a space, which a path there does not hold unquoted ("/rm -rf/m").
+ * letters after it other than an `i` alone or a set with a `g` is a path too (`PLAIN_NAME_FLAGS`:
+ * "/bin/vim"), but on a command not one with a space, which a path there does not hold unquoted
+ * ("/rm -rf/m").
  */
 function meansRegex({ body, flags }: SlashDelimited, onPath: boolean): boolean {
   const mayBePath = onPath || !/\s/.test(body);

@@ -69,6 +69,11 @@ const CASES: readonly (readonly [string, Rule, (rule: Rule, s: { key?: string; v
       (rule, s) => ({ ...rule, where: { "tool_input.command": { regex: s.value } } }),
     ],
     [
+      "a where regex between slashes with JavaScript's g and m flags",
+      onBash({ "tool_input.command": { regex: "/sudo/gm" } }),
+      (rule, s) => ({ ...rule, where: { "tool_input.command": { regex: s.value } } }),
+    ],
+    [
       "a where glob on a command",
       onBash({ "tool_input.command": { glob: "rm -rf *" } }),
       (rule, s) => {

@@ -2372,6 +2372,9 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       onBash({ "tool_input.command": { regex: "/rm -rf/" } }),
       onBash({ "tool_input.command": { not: { regex: "/^rm\\s+-rf/i" } } }),
       onBash({ "tool_input.command": { regex: "/sudo/" } }),
+      // A "g" is JavaScript's alone, which a path's last name seldom holds: before, "/sudo/gm" was
+      // read as a path, its "m" not one of the flags "g" and "i", and loaded without a word.
+      onBash({ "tool_input.command": { regex: "/sudo/gm" } }),
       // A path between slashes means what it says.
       {
         id: "p",
@@ -2391,6 +2394,7 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
     expect(warnings.filter((w) => w.includes("between slashes"))).toEqual([
       `$.rules[0].where["tool_input.command"].regex: "/rm -rf/" is written between slashes, as JavaScript writes a regex; here the whole string is the pattern, its "/"s included, so it matches only where Bash's tool_input.command holds them too: write "rm -rf"`,
       `$.rules[1].where["tool_input.command"].not.regex: "/^rm\\\\s+-rf/i" is written between slashes, as JavaScript writes a regex; here the whole string is the pattern, its "/"s and the "i" after the last included, so it matches only where Bash's tool_input.command holds them too: write "(?i)^rm\\\\s+-rf"`,
+      `$.rules[3].where["tool_input.command"].regex: "/sudo/gm" is written between slashes, as JavaScript writes a regex; here the whole string is the pattern, its "/"s and the "gm" after the last included, so it matches only where Bash's tool_input.command holds them too: write "(?m)sudo"`,
     ]);
   });
 
