@@ -112,6 +112,7 @@ export function lintPolicy(policy: Policy, env?: EnvReader): PolicyIssue[] {
     lintWhereStringOps(rule, warn);
     lintWhereGlobSeparators(rule, warn);
     lintWhereGlobFolders(rule, warn);
+    lintWhereGlobRelative(rule, warn);
     lintWhereDescent(rule, warn);
     lintWhereFields(rule, warn);
     lintWhereFieldsNotCarried(rule, warn);
@@ -1062,16 +1063,67 @@ function lintWhereGlobFolders(rule: CompiledRule, warn: (path: string, message: 
       condition !== null && typeof condition === "object" ? (condition as WhereOperator).glob : undefined;
     if (glob === undefined || glob === "" || /[/\\]|\*\*/.test(glob) || !ABSOLUTE_PATH_KEY.test(key))
       continue;
-    // An `if` applies to tool events alone, and reads no folder or transcript: only a tool
-    // call's path has one to write.
-    const windows = TOOL_PATH_KEY.test(key)
-      ? ' (a Windows path, which has no "/", is matched by an "if" path rule, such as Read(**/x))'
-      : "";
     warn(
       `${wherePath(rule, key)}.glob`,
-      `${JSON.stringify(glob)} has no "/", so it matches a bare name only (a glob's "*" stops at a "/"), and clients send ${key} as an absolute path: it matches none on macOS or Linux; write ${JSON.stringify(`**/${glob}`)} to match it in any folder${windows}`,
+      `${JSON.stringify(glob)} has no "/", so it matches a bare name only (a glob's "*" stops at a "/"), and clients send ${key} as an absolute path: it matches none on macOS or Linux; write ${JSON.stringify(`**/${glob}`)} to match it in any folder${windowsPathRule(key)}`,
     );
   }
+}
+
+/**
+ * The rule that matches a Windows client's path, which has no "/", where a glob suggested under
+ * any folder does not. An `if` applies to tool events alone, and reads no folder or transcript:
+ * only a tool call's path has one to write.
+ */
+function windowsPathRule(key: string): string {
+  return TOOL_PATH_KEY.test(key)
+    ? ' (a Windows path, which has no "/", is matched by an "if" path rule, such as Read(**/x))'
+    : "";
+}
+
+/**
+ * A `where` glob with a `/` written from the project's folder (`src/*.ts`, `./src/*.ts`) or the
+ * home's (`~/.ssh/*`: a glob expands no `~`) on a path clients send absolute: a glob matches the
+ * whole path (where.ts), so it matches none; `**\/` before it is meant. On an allow that lets
+ * through the same names under every folder, a dependency's too: said, with how to name the
+ * project's alone. One that may match an absolute path is left alone (`relativeGlob`), and so is a
+ * `not` of one, as lintWhereGlobFolders leaves it.
+ */
+function lintWhereGlobRelative(rule: CompiledRule, warn: (path: string, message: string) => void): void {
+  for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
+    const glob = operatorOf(condition)?.glob;
+    if (glob === undefined || !ABSOLUTE_PATH_KEY.test(key) || !relativeGlob(glob)) continue;
+    // A path is matched without its trailing "/" (where.ts), so a glob with one matches none.
+    const named = glob
+      .replace(/^~\//, "")
+      .replace(/^(?:\.\/)+/, "")
+      .replace(/(?<=.)\/+$/, "");
+    const home = glob.startsWith("~/") ? ' (a glob reads "~" as itself, not as the home folder)' : "";
+    const allows = widensRule(rule, 0)
+      ? `; on an allow, that lets through ${JSON.stringify(named)} under every folder (a dependency's too): for the project's own alone, write its absolute folder before it`
+      : "";
+    // A ".." names a folder outside the project, which no folder under any other is, and "~/"
+    // the home alone.
+    const write =
+      named === "" || DOT_SEGMENT.test(named)
+        ? "write the absolute path it names"
+        : `write ${JSON.stringify(`**/${named}`)} to match it under any folder${windowsPathRule(key)}${allows}`;
+    warn(
+      `${wherePath(rule, key)}.glob`,
+      `${JSON.stringify(glob)} starts with neither "/" nor "**/"${home}, and clients send ${key} as an absolute path, which a glob matches whole: it matches no path a client sends; ${write}`,
+    );
+  }
+}
+
+/**
+ * Whether a glob with a `/` matches no absolute path: it starts with neither a `/` nor a `**`, nor
+ * with a name that may hold one (a brace list or an extended glob: `{/etc,/srv}/**`), and is not a
+ * Windows drive's (`C:/x`). One with a `\` is lintWhereGlobSeparators'.
+ */
+function relativeGlob(glob: string): boolean {
+  const slash = glob.indexOf("/");
+  if (slash < 1 || glob.includes("\\") || glob.startsWith("**")) return false;
+  return !/[{(]|^[A-Za-z]:$/.test(glob.slice(0, slash));
 }
 
 /** Each escape of a glob, in order; group 1 holds the character of one that needs no escape. */

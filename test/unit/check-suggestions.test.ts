@@ -87,6 +87,16 @@ const CASES: readonly (readonly [string, Rule, (rule: Rule, s: { key?: string; v
       (rule, s) => ({ ...rule, where: { "tool_input.file_path": { glob: s.value } } }),
     ],
     [
+      "a where glob relative to the project on a path",
+      onRead({ "tool_input.file_path": { glob: "./src/*.ts" } }),
+      (rule, s) => ({ ...rule, where: { "tool_input.file_path": { glob: s.value } } }),
+    ],
+    [
+      "a where glob from the home folder on a path",
+      onRead({ "tool_input.file_path": { glob: "~/.ssh/*" } }),
+      (rule, s) => ({ ...rule, where: { "tool_input.file_path": { glob: s.value } } }),
+    ],
+    [
       "a where contains of a list on a command",
       onBash({ "tool_input.command": { contains: ["rm", "-rf"] } }),
       (rule, s) => ({ ...rule, where: { "tool_input.command": s.value } }),

@@ -1805,6 +1805,65 @@ describe("lintPolicy: a where glob with no folder on an absolute path", () => {
   });
 });
 
+describe("lintPolicy: a where glob relative to the project on an absolute path", () => {
+  // A first policy's `{"glob": "src/*.ts"}` on a file's path matched no call, with no word from check.
+  const onFile = (glob: unknown, decide = "deny") => ({
+    id: `${decide} ${JSON.stringify(glob)}`,
+    on: "PreToolUse",
+    where: { "tool_input.file_path": glob },
+    decide,
+  });
+  const rules = [
+    onFile({ glob: "src/*.ts" }),
+    onFile({ glob: "./src/*.ts" }),
+    onFile({ glob: "~/.ssh/*" }),
+    { id: "folder", on: "UserPromptSubmit", where: { cwd: { glob: "proj/" } }, context: "c" },
+    onFile({ glob: "src/*.ts" }, "allow"),
+    onFile({ glob: "../shared/*" }),
+    // Each of these may match an absolute path, or is read on a field that holds no absolute one.
+    onFile({ glob: "**/src/*.ts" }),
+    onFile({ glob: "/etc/**" }),
+    onFile({ glob: "{/etc,/srv}/**" }),
+    onFile({ not: { glob: "src/*.ts" } }),
+    { id: "pattern", on: "PreToolUse", where: { "tool_input.pattern": { glob: "src/**" } }, decide: "ask" },
+    { id: "legacy", on: "tool.result", where: { "tool_args.file_path": { glob: "src/*.py" } }, context: "c" },
+  ];
+  const start = (glob: string) => `"${glob}" starts with neither "/" nor "**/"`;
+  const matchesNone = (key: string) =>
+    `clients send ${key} as an absolute path, which a glob matches whole: it matches no path a client sends`;
+  const windows = ' (a Windows path, which has no "/", is matched by an "if" path rule, such as Read(**/x))';
+
+  it("says to write **/ before it, and nothing of a glob that may match an absolute path", async () => {
+    expect((await warningsFor(rules)).filter((w) => w.includes(".glob"))).toEqual([
+      `$.rules[0].where["tool_input.file_path"].glob: ${start("src/*.ts")}, and ${matchesNone("tool_input.file_path")}; write "**/src/*.ts" to match it under any folder${windows}`,
+      `$.rules[1].where["tool_input.file_path"].glob: ${start("./src/*.ts")}, and ${matchesNone("tool_input.file_path")}; write "**/src/*.ts" to match it under any folder${windows}`,
+      `$.rules[2].where["tool_input.file_path"].glob: ${start("~/.ssh/*")} (a glob reads "~" as itself, not as the home folder), and ${matchesNone("tool_input.file_path")}; write "**/.ssh/*" to match it under any folder${windows}`,
+      `$.rules[3].where.cwd.glob: ${start("proj/")}, and ${matchesNone("cwd")}; write "**/proj" to match it under any folder`,
+      `$.rules[4].where["tool_input.file_path"].glob: ${start("src/*.ts")}, and ${matchesNone("tool_input.file_path")}; write "**/src/*.ts" to match it under any folder${windows}; on an allow, that lets through "src/*.ts" under every folder (a dependency's too): for the project's own alone, write its absolute folder before it`,
+      `$.rules[5].where["tool_input.file_path"].glob: ${start("../shared/*")}, and ${matchesNone("tool_input.file_path")}; write the absolute path it names`,
+    ]);
+  });
+
+  it("reads the glob as the warning says: the relative one matches no absolute path, the one it names does", async () => {
+    const policy = await policyFrom({ version: 1, auth: { tokens: [] }, rules: rules.slice(0, 1) });
+    const meant = await policyFrom({
+      version: 1,
+      auth: { tokens: [] },
+      rules: [onFile({ glob: "**/src/*.ts" })],
+    });
+    const event = parseHookEvent({
+      hook_event_name: "PreToolUse",
+      session_id: "s",
+      cwd: "/home/dev/proj",
+      tool_name: "Read",
+      tool_input: { file_path: "/home/dev/proj/src/app.ts" },
+    });
+    if (!event.ok) throw new Error("the event should parse");
+    expect(evaluatePolicy(policy, event.value, { team: "default" }).enforced).toEqual([]);
+    expect(evaluatePolicy(meant, event.value, { team: "default" }).enforced).toHaveLength(1);
+  });
+});
+
 describe("lintPolicy: rules a typo keeps from ever applying", () => {
   it("names a team no token authenticates as, and one when the policy has no auth", async () => {
     const withAuth = await policyFrom({
