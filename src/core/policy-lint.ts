@@ -1807,6 +1807,11 @@ function lintDeniesEveryTool(rule: CompiledRule, warn: (path: string, message: s
   );
 }
 
+/**
+ * A regex's escapes and classes, which read a "*", a "." or a "/" as themselves: read past when a
+ * body between slashes is looked in for a "/" and a regex for a glob's "*".
+ */
+const REGEX_ESCAPES_AND_CLASSES = /\\[\s\S]|\[(?:[^\\\]]|\\[\s\S])*\]/g;
 /** A regex between slashes as JavaScript writes one: its pattern and the flags after it. */
 const SLASH_DELIMITED = /^\/([\s\S]+)\/([dgimsuyv]*)$/;
 /** A field that holds a path (`tool_input.file_path`, `tool_input.path`, `cwd`). */
@@ -1900,7 +1905,7 @@ function slashDelimited(regex: string): SlashDelimited | undefined {
  */
 function javaScriptLiteral(body: string, flags: string): boolean {
   if (new Set(flags).size !== flags.length) return false;
-  return !body.replace(/\\[\s\S]|\[(?:[^\\\]]|\\[\s\S])*\]/g, "").includes("/");
+  return !body.replace(REGEX_ESCAPES_AND_CLASSES, "").includes("/");
 }
 
 const betweenSlashes = ({ flags }: SlashDelimited) =>
@@ -1981,8 +1986,6 @@ function loads(pattern: string): boolean {
   return compiled.ok || compiled.error === REGEX_ENGINE_MISSING;
 }
 
-/** A regex's escapes and classes, which read a "*" or a "." as themselves. */
-const REGEX_ESCAPES_AND_CLASSES = /\\[\s\S]|\[(?:[^\\\]]|\\[\s\S])*\]/g;
 /**
  * A "*" written as a glob's, in a regex read without its escapes and classes, with the character
  * it repeats: after a "/" with more after it (a "/*" that ends the regex leaves it holding on every
