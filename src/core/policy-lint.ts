@@ -1943,8 +1943,9 @@ function lintWhereCommandGlob(rule: CompiledRule, warn: (path: string, message: 
  * lets more through (widensRule: an allow's, a deny's `not`), the regex of all of them in the
  * order written, which holds on less than either reading: a suggestion never makes an allow
  * broader than its author may have meant. One text is its own `contains`. A regex past RE2's
- * program size is not told, as a policy written with it would not load: a rule for each text is,
- * for "any of them" (on an allow, after fewer texts).
+ * program size is not told, as a policy written with it would not load: for "any of them" a rule
+ * for each text is; where all of them in order are told, fewer texts are, as a rule for each
+ * would let through any one of them.
  */
 function lintWhereContainsList(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
