@@ -92,6 +92,16 @@ const CASES: readonly (readonly [string, Rule, (rule: Rule, s: { key?: string; v
       (rule, s) => ({ ...rule, where: { "tool_input.file_path": { glob: s.value } } }),
     ],
     [
+      "a where glob relative to the project on an allow's path",
+      { ...onRead({ "tool_input.file_path": { glob: "src/*.ts" } }), decide: "allow" },
+      (rule, s) => ({ ...rule, where: { "tool_input.file_path": { glob: s.value } } }),
+    ],
+    [
+      "a where glob relative to the project on the folder",
+      { id: "r", on: "UserPromptSubmit", where: { cwd: { glob: "proj/" } }, context: "c" },
+      (rule, s) => ({ ...rule, where: { cwd: { glob: s.value } } }),
+    ],
+    [
       "a where glob from the home folder on a path",
       onRead({ "tool_input.file_path": { glob: "~/.ssh/*" } }),
       (rule, s) => ({ ...rule, where: { "tool_input.file_path": { glob: s.value } } }),
