@@ -6,7 +6,7 @@
 import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { isRecord } from "./json-object.js";
-import { MASK_WINDOW, maskString, maskValue, scrubSecrets } from "./mask.js";
+import { maskedHead, maskString, maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
 import { capString, capStringsToFit, capToFit, cut, flattenFreeText } from "./truncate.js";
 
@@ -242,15 +242,12 @@ export function createNotification(
 const EVENT_NAME_MAX = 256;
 
 /**
- * An unknown event's name, the agent's text, masked as the event's strings are (maskValue): it is
- * a Slack message's title and a webhook's `type`, where the event's own copy was masked. Scrubbed
- * of the policy's secrets and masked by shape before the cut, so that a cut never leaves the start
- * of one; only a head that holds whatever the cut leaves is read, as maskValue reads a string.
+ * An unknown event's name, the agent's text, masked as the event's strings are (maskValue's
+ * `maskedHead`): it is a Slack message's title and a webhook's `type`, where the event's own copy
+ * was masked. Cut like a tool name, with its marker.
  */
 function shownEventName(name: string, secrets: readonly string[]): string {
-  const head =
-    name.length > EVENT_NAME_MAX + MASK_WINDOW ? name.slice(0, EVENT_NAME_MAX + MASK_WINDOW) : name;
-  return capString(maskString(scrubSecrets(head, secrets)), EVENT_NAME_MAX);
+  return capString(maskedHead(name, secrets, EVENT_NAME_MAX).masked, EVENT_NAME_MAX);
 }
 
 /**

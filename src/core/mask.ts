@@ -107,7 +107,34 @@ export function cutOutsideShapes(text: string, length: number): number {
  * of one showing.
  */
 export function maskValue(value: unknown, secrets: readonly string[] = [], maxString = 2000): unknown {
-  return maskDeep(value, { maxString, secrets, shaped: 0 }, 0);
+  const run: MaskRun = {
+    maxString,
+    secrets,
+    shaped: 0,
+    shape: (text) => (++run.shaped > MAX_SHAPED_STRINGS ? MASK : maskShapes(text)),
+  };
+  return maskDeep(value, run, 0);
+}
+
+/**
+ * What of `text` can show once it is cut at `max` UTF-16 units, scrubbed of the policy's secrets
+ * and masked by shape (`shape`, given text that may hold one), and how many units past that head
+ * were not read. Only the head is masked: every shape is shorter than MASK_WINDOW, so one that
+ * starts before the cut ends inside it, and a 1 MiB string costs what 18 KiB does. Scrubbed before
+ * the cut, so that a cut never leaves the start of a secret showing.
+ */
+export function maskedHead(
+  text: string,
+  secrets: readonly string[],
+  max: number,
+  shape: (text: string) => string = maskShapes,
+): { masked: string; dropped: number } {
+  const head = text.length > max + MASK_WINDOW ? text.slice(0, max + MASK_WINDOW) : text;
+  const scrubbed = scrubSecrets(head, secrets);
+  return {
+    masked: MAY_HOLD_SECRET.test(scrubbed) ? shape(scrubbed) : scrubbed,
+    dropped: text.length - head.length,
+  };
 }
 
 /**
@@ -122,21 +149,14 @@ interface MaskRun {
   readonly secrets: readonly string[];
   /** Strings the shapes ran on so far. */
   shaped: number;
+  /** maskShapes, counting its strings: past MAX_SHAPED_STRINGS, MASK. */
+  readonly shape: (text: string) => string;
 }
 
 function maskDeep(value: unknown, run: MaskRun, depth: number): unknown {
   if (typeof value === "string") {
-    // Only what can show is masked: every shape is shorter than MASK_WINDOW, so one that starts
-    // before the cut ends inside this head, and a 1 MiB string costs what 18 KiB does.
-    const { maxString } = run;
-    const head = value.length > maxString + MASK_WINDOW ? value.slice(0, maxString + MASK_WINDOW) : value;
-    const scrubbed = scrubSecrets(head, run.secrets);
-    let masked = scrubbed;
-    if (MAY_HOLD_SECRET.test(scrubbed)) {
-      run.shaped += 1;
-      masked = run.shaped > MAX_SHAPED_STRINGS ? MASK : maskShapes(scrubbed);
-    }
-    return truncate(masked, maxString, value.length - head.length);
+    const { masked, dropped } = maskedHead(value, run.secrets, run.maxString, run.shape);
+    return truncate(masked, run.maxString, dropped);
   }
   if (value === null || typeof value !== "object") return value;
   if (depth > 16) return "[too deep]";
