@@ -591,6 +591,20 @@ describe("unknown event names", () => {
     },
   );
 
+  // events.ts writes its padding out as a class of the BMP (PADDING_CLASS), for speed: this holds
+  // it to the Unicode properties it copies, as the engine running the tests reads them.
+  it("takes as padding each BMP character that is white space or default-ignorable, and no other", () => {
+    const property = /^[\s\p{Default_Ignorable_Code_Point}]$/u;
+    const differing: string[] = [];
+    for (let code = 0; code <= 0xffff; code++) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      const result = parseHookEvent({ hook_event_name: `Stop${String.fromCharCode(code)}` }, "claude-code");
+      const padding = !result.ok && result.error.message.includes("no white space around it");
+      if (padding !== property.test(String.fromCharCode(code))) differing.push(code.toString(16));
+    }
+    expect(differing).toEqual([]);
+  });
+
   it("quotes at most 100 characters of a padded name, however much of it must be escaped", () => {
     const name = `${"\u00a0".repeat(100_000)}PreToolUse`;
     const message = expectErr({ hook_event_name: name }, "claude-code").message;
