@@ -1046,28 +1046,69 @@ export async function readRedrivePolicy(
 }
 
 /**
- * The region of an AWS queue URL (`https://sqs.eu-west-1.amazonaws.com/…`, the FIPS, China and dual-stack (`sqs.REGION.api.aws`)
- * hosts, the legacy `eu-west-1.queue.amazonaws.com`, and those of the partitions with a domain
- * of their own: the European Sovereign Cloud's `amazonaws.eu` and the ISO ones, such as
- * `sqs.us-iso-east-1.c2s.ic.gov`, their names and dual-stack names (`api.aws.ic.gov`, China's
- * `api.amazonwebservices.com.cn`) as the SDK's partitions give them), or undefined for another host. A VPC
- * endpoint's host (`vpce-….sqs.REGION.vpce.amazonaws.com`) names the region of the SQS it reaches
- * too, and the legacy global `queue.amazonaws.com` is us-east-1's: read as none, a call to either
- * was signed for AWS_REGION (a Lambda function's own, a shell's profile), which SQS refuses for
- * a queue of another region. A port written out (`:443`) is no part of the host, nor is a
- * trailing dot (`amazonaws.com.`): read as naming none, such a URL's calls too were signed for
- * AWS_REGION.
+ * The domains of AWS's partitions, as the SDK's partitions give them: the commercial one's, China's,
+ * the European Sovereign Cloud's and the ISO ones (`c2s.ic.gov`…).
+ */
+const PARTITION_DOMAINS = [
+  "amazonaws.com",
+  "amazonaws.com.cn",
+  "amazonaws.eu",
+  "c2s.ic.gov",
+  "sc2s.sgov.gov",
+  "cloud.adc-e.uk",
+  "csp.hci.ic.gov",
+];
+/** The same partitions' dual-stack (IPv6) domains, in the same order. */
+const DUAL_STACK_DOMAINS = [
+  "api.aws",
+  "api.amazonwebservices.com.cn",
+  "api.amazonwebservices.eu",
+  "api.aws.ic.gov",
+  "api.aws.scloud",
+  "api.cloud-aws.adc-e.uk",
+  "api.aws.hci.ic.gov",
+];
+
+/** Any one of `domains`, its dots meant as dots. */
+function oneOf(domains: readonly string[]): string {
+  return `(?:${domains.map((domain) => domain.replaceAll(".", "\\.")).join("|")})`;
+}
+/** The region a host names, the one group of each form. */
+const REGION = "([a-z0-9-]+)";
+/** SQS's own name in a host, or its FIPS endpoint's. */
+const SQS = "sqs(?:-fips)?";
+
+/**
+ * The hosts that name an SQS queue's region, each read whole: the regional endpoint
+ * (`sqs.REGION.amazonaws.com`, `sqs-fips.…`), with a VPC endpoint's name before it and `vpce`
+ * after the region (`vpce-….sqs.REGION.vpce.amazonaws.com`, regional or zonal); the legacy
+ * `REGION.queue.amazonaws.com`; the dual-stack `sqs.REGION.api.aws`.
+ */
+const QUEUE_HOSTS = [
+  new RegExp(`^(?:vpce-[a-z0-9-]+\\.)?${SQS}\\.${REGION}(?:\\.vpce)?\\.${oneOf(PARTITION_DOMAINS)}$`),
+  new RegExp(`^${REGION}\\.queue\\.${oneOf(PARTITION_DOMAINS)}$`),
+  new RegExp(`^${SQS}\\.${REGION}\\.${oneOf(DUAL_STACK_DOMAINS)}$`),
+];
+
+/**
+ * The region of an AWS queue URL (one of QUEUE_HOSTS: `https://sqs.eu-west-1.amazonaws.com/…`,
+ * its FIPS, dual-stack, legacy and VPC endpoint hosts, in each partition), or undefined for
+ * another host. A VPC endpoint's host names the region of the SQS it reaches too, and the legacy
+ * global `queue.amazonaws.com` is us-east-1's: read as none, a call to either was signed for
+ * AWS_REGION (a Lambda function's own, a shell's profile), which SQS refuses for a queue of
+ * another region. A port written out (`:443`) is no part of the host, nor is a trailing dot
+ * (`amazonaws.com.`): read as naming none, such a URL's calls too were signed for AWS_REGION.
  */
 export function queueUrlRegion(url: string): string | undefined {
   // A fully qualified name's trailing dot names the same host.
   const host = /^https?:\/\/([^/:]+)(?::\d*)?(?:\/|$)/i.exec(url)?.[1]?.toLowerCase().replace(/\.$/, "");
+  if (host === undefined) return undefined;
   if (host === "queue.amazonaws.com") return "us-east-1";
-  const match =
-    host &&
-    /^(?:(?:(?:vpce-[a-z0-9-]+\.)?sqs(?:-fips)?\.([a-z0-9-]+)(?:\.vpce)?|([a-z0-9-]+)\.queue)\.(?:amazonaws\.(?:com(?:\.cn)?|eu)|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)|sqs(?:-fips)?\.([a-z0-9-]+)\.(?:api\.aws(?:\.ic\.gov|\.scloud|\.hci\.ic\.gov)?|api\.amazonwebservices\.(?:com\.cn|eu)|api\.cloud-aws\.adc-e\.uk))$/.exec(
-      host,
-    );
-  return match ? (match[1] ?? match[2] ?? match[3]) : undefined;
+  for (const form of QUEUE_HOSTS) {
+    const region = form.exec(host)?.[1];
+    if (region !== undefined) return region;
+  }
+  return undefined;
 }
 
 /**
