@@ -383,8 +383,8 @@ export function parseJudgeResponse(
   // its header) must not hand the gateway's key to the agent, as a forward's answer must not.
   // Scrubbed before and after its control characters go (scrubbedWithout): one inside a secret
   // hid it from the scrub, and a secret may hold one itself. Cut last, so a cut never leaves the
-  // start of a secret. One of nothing but control characters is none, as an empty one is
-  // (readVerdict).
+  // start of a secret. One that is blank once shown (empty, spaces, nothing but control
+  // characters) is none: the one check of a verdict's reason (shownReason).
   return ok({
     ...verdict.value,
     reason: cappedReason(shownReason(verdict.value.reason, secrets) ?? NO_REASON),
@@ -819,8 +819,8 @@ function readVerdict(
 ): Result<Verdict, JudgeFailure> {
   if (!isRecord(value)) return fail("JUDGE_OFF_SCHEMA", `${what} is not an object`);
   const problem = verdictProblem(value, secrets);
-  // An empty reason is none: the agent is told no more than that the rule said no.
-  const reason = typeof value.reason === "string" && value.reason.trim() !== "" ? value.reason : NO_REASON;
+  // A blank reason is none, which parseJudgeResponse says once the reason is shown (shownReason).
+  const reason = typeof value.reason === "string" ? value.reason : "";
   if (saysNo(value.ok) && problem !== undefined) return ok({ ok: false, reason });
   if (value.ok !== false && text !== undefined && says(text, OK_FALSE)) {
     // Without an `ok` of its own, the object holds the no inside (a verdict wrapped in another
@@ -830,7 +830,9 @@ function readVerdict(
       const inner = noReasonIn(text);
       return ok({ ok: false, reason: inner === NO_READABLE_REASON ? reason : inner });
     }
-    return ok({ ok: false, reason: `the model's answer says both ok true and ok false: ${reason}` });
+    // Shown before words go around it: around a blank one they are not blank.
+    const shown = shownReason(reason, secrets) ?? NO_REASON;
+    return ok({ ok: false, reason: `the model's answer says both ok true and ok false: ${shown}` });
   }
   if (problem !== undefined || typeof value.ok !== "boolean")
     return fail("JUDGE_OFF_SCHEMA", `${what} ${problem}`);

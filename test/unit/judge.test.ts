@@ -425,6 +425,16 @@ describe("parseJudgeResponse", () => {
       ok: true,
       value: { ok: false, reason: "the model's answer says both ok true and ok false: a secret" },
     });
+    // A reason of nothing but what the agent is not handed is none there too.
+    expect(
+      parseJudgeResponse("openai", 200, openaiAnswer('{"ok":false,"reason":"\\u001b\\u0007","ok":true}')),
+    ).toEqual({
+      ok: true,
+      value: {
+        ok: false,
+        reason: "the model's answer says both ok true and ok false: (the model gave no reason)",
+      },
+    });
     // A reason quoting the words is not a second key.
     expect(
       parseJudgeResponse("openai", 200, openaiAnswer('{"ok":true,"reason":"not \\"ok\\": false at all"}')),
