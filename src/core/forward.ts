@@ -314,7 +314,8 @@ export function parseForwardResponse(
   // An empty reason says nothing: Claude Code tells the agent `permissionDecisionReason || reason
   // || "Blocked by hook"` (§6.2), so `"permissionDecisionReason": ""` gives way to the `reason`;
   // so does one of nothing but the characters the agent is not handed, or but spaces and line
-  // ends (`shownReason`): a blank reason in place of the other's.
+  // ends (`shownReason`): a blank reason in place of the other's. Shown there once, as the other
+  // texts are below; the rest of `reason` is hookgate's own words.
   const ownWon = own.decision !== undefined && honouredDecision(eventName, own.decision) === decision;
   const visible = (text: string | undefined) => (text === undefined ? undefined : shownReason(text, secrets));
   const said = ownWon ? (visible(own.reason) ?? visible(topReason)) : visible(topReason);
@@ -343,7 +344,7 @@ export function parseForwardResponse(
   return ok({
     ruleId,
     ...(decision !== undefined && { decision }),
-    ...(reason !== undefined && { reason: scrub(reason) }),
+    ...(reason !== undefined && { reason }),
     ...(context !== undefined && { context: scrub(context) }),
     ...(systemMessage !== undefined && { systemMessage: scrub(systemMessage) }),
     ...(decision === "allow" && own.updatedInput !== undefined && { updatedInput: own.updatedInput }),
