@@ -5,6 +5,7 @@
  * `hookgate send`, the command hook's adapter, posts the way the agent's http hooks to the same
  * gateway do.
  */
+import { BlockList, SocketAddress } from "node:net";
 import { isIpv4 } from "../core/egress/url.js";
 import type { Env } from "./send.js";
 
@@ -52,7 +53,7 @@ export function agentProxy(
 } {
   const url = new URL(hookUrl);
   const host = url.hostname.toLowerCase();
-  if (dialect.startsWith("deepagents")) return curlProxy(url, env);
+  if (dialect.startsWith("deepagents")) return curlProxy(url, hookUrl, env);
   if (dialect === "deepcode") {
     // `??`: the first variable defined is the proxy, an empty one none.
     const picked = firstSet(env, AGENT_PROXY_VARIABLES, (value) => value !== undefined);
@@ -158,12 +159,12 @@ function firstSet(
  * proxy without a scheme is an http one. no_proxy, else NO_PROXY: `*` alone, untrimmed, exempts every
  * host; entries split on commas and blanks, a name's without a leading or trailing dot, each the
  * host or a domain above it; an IPv4 address matches one written the same or a CIDR range, and an
- * IPv6 one only an entry written as the URL's host is, bare (`::1`; `[::1]`, `0:0::1` and
- * `::1/128` match nothing); a port in an entry makes it match nothing. curl also reads
+ * IPv6 one only an entry written as curl names the URL's host (`curlHostName`), bare (`::1`;
+ * `[::1]`, `0:0::1` and `::1/128` match nothing); a port in an entry makes it match nothing. curl also reads
  * ~/.curlrc (or ~/.config/curlrc), which can set a proxy: not read here, but doctor names it
  * (`curlConfigNote`).
  */
-function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
+function curlProxy(url: URL, written: string, env: Env): ReturnType<typeof agentProxy> {
   const names =
     url.protocol === "https:"
       ? ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
@@ -182,15 +183,33 @@ function curlProxy(url: URL, env: Env): ReturnType<typeof agentProxy> {
   const { name: source, value: proxy } = picked;
   const noProxy = env.no_proxy ? "no_proxy" : "NO_PROXY";
   const list = env[noProxy] ?? "";
-  const host = url.hostname
-    .replace(/^\[|\]$/g, "")
-    .toLowerCase()
-    .replace(/\.$/, "");
+  const host = curlHostName(url, written);
   // Only the whole list `*`: curl compares it untrimmed, and a `*` among others is a name.
   const exempts =
     list === "*" ||
     list.split(/[,\s]+/).some((entry) => entry !== "" && curlExempts(host, entry.toLowerCase()));
   return exempts ? { used: false, proxy, exemptedBy: noProxy } : { used: true, proxy, from: source, noProxy };
+}
+
+/**
+ * The URL's host as curl 7.88 compares it with NO_PROXY: lower case, without a trailing dot or
+ * an IPv6 address's brackets. An IPv6 address is as the URL writes it, or as inet_ntop writes it
+ * where that is shorter (its urlapi.c `ipv6_parse`): `[0:0::1]` is `::1`, but `[::ffff:10.1.2.3]`
+ * stays dotted, where a WHATWG URL writes `[::ffff:a01:203]`, and `[::ffff:a01:203]` stays hex.
+ */
+function curlHostName(url: URL, written: string): string {
+  const name = url.hostname.toLowerCase();
+  if (!name.startsWith("[")) return name.replace(/\.$/, "");
+  const asWritten =
+    /^\s*[a-z][\w+.-]*:\/\/(?:[^@/?#[]*@)?\[([\da-f:.]+)\]/i.exec(written)?.[1]?.toLowerCase() ??
+    name.slice(1, -1);
+  try {
+    // SocketAddress writes an address as inet_ntop does (libuv's, which glibc's matches).
+    const shortest = new SocketAddress({ address: asWritten, family: "ipv6" }).address;
+    return shortest.length < asWritten.length ? shortest : asWritten;
+  } catch {
+    return name.slice(1, -1);
+  }
 }
 
 /** Whether one of curl's NO_PROXY entries exempts `host` (lower case, no brackets, no trailing dot). */
@@ -214,14 +233,9 @@ function ipv4Exempts(host: string, entry: string): boolean {
   const digits = slash < 0 ? undefined : /^\s*([+-]?\d+)/.exec(entry.slice(slash + 1))?.[1];
   const bits = digits === undefined ? 0 : Number(digits);
   if (!isIpv4(address) || bits < 0 || bits > 32) return false;
-  return inRange(host, address, bits === 0 ? 32 : bits);
-}
-
-/** Whether two IPv4 addresses share their first `bits` bits (1 to 32, as ipv4Exempts gives them). */
-function inRange(address: string, range: string, bits: number): boolean {
-  const value = (ip: string) => ip.split(".").reduce((n, octet) => n * 256 + Number(octet), 0);
-  const size = 2 ** (32 - bits);
-  return Math.floor(value(address) / size) === Math.floor(value(range) / size);
+  const range = new BlockList();
+  range.addSubnet(address, bits === 0 ? 32 : bits, "ipv4");
+  return range.check(host, "ipv4");
 }
 
 /**

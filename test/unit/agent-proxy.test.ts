@@ -175,6 +175,18 @@ describe("agentProxy for deepagents, whose hook is init's curl command", () => {
     ["10.0.0.0/8x", "http://10.1.2.3:8787/v1/hooks/deepagents"],
     ["10.1.2.3/abc", "http://10.1.2.3:8787/v1/hooks/deepagents"],
     ["10.1.2.3/0", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["10.1.2.3/32", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["10.1.2.3/8", "http://10.200.0.1:8787/v1/hooks/deepagents"],
+    ["192.168.0.0/17", "http://192.168.127.255:8787/v1/hooks/deepagents"],
+    // curl 7.88 names an IPv6 host as the URL writes it, or as inet_ntop writes it when that is
+    // shorter (`[0:0::1]` is `::1`): an address with an IPv4 part stays dotted, where a WHATWG
+    // URL writes it in hex (`[::ffff:a01:203]`).
+    ["0:0:0:0:0:0:0:1 ::1", "http://[0:0::1]:8787/v1/hooks/deepagents"],
+    ["FD00::1", "http://[fd00:0::1]:8787/v1/hooks/deepagents"],
+    ["::ffff:10.1.2.3", "http://[::ffff:10.1.2.3]:8787/v1/hooks/deepagents"],
+    ["::ffff:10.1.2.3", "http://u:p@[::FFFF:10.1.2.3]:8787/v1/hooks/deepagents"],
+    ["::ffff:a01:203", "http://[::ffff:a01:203]:8787/v1/hooks/deepagents"],
+    ["::10.1.2.3", "http://[::10.1.2.3]:8787/v1/hooks/deepagents"],
   ])("takes NO_PROXY=%s to exempt %s", (noProxy, url) => {
     expect(agentProxy(url, "deepagents", { http_proxy: proxy, NO_PROXY: noProxy })).toMatchObject({
       used: false,
@@ -190,6 +202,20 @@ describe("agentProxy for deepagents, whose hook is init's curl command", () => {
     // is another (before, it was taken to exempt it, and doctor said direct where curl proxied).
     ["0:0::1", "http://[::1]:8787/v1/hooks/deepagents"],
     ["10.0.0.0/16", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["192.168.0.0/17", "http://192.168.128.0:8787/v1/hooks/deepagents"],
+    ["10.1.2.3/33", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    ["10.1.2.3/-8", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    // An IPv6 host is a name to curl 7.88 whatever it holds: no range, nor an IPv4 part, reads it.
+    ["::1/128", "http://[::1]:8787/v1/hooks/deepagents"],
+    ["fd00::/8", "http://[fd00::1]:8787/v1/hooks/deepagents"],
+    ["10.0.0.0/8", "http://[::ffff:10.1.2.3]:8787/v1/hooks/deepagents"],
+    ["10.1.2.3", "http://[::ffff:10.1.2.3]:8787/v1/hooks/deepagents"],
+    ["::ffff:10.0.0.0/104", "http://[::ffff:10.1.2.3]:8787/v1/hooks/deepagents"],
+    ["::ffff:10.1.2.3", "http://10.1.2.3:8787/v1/hooks/deepagents"],
+    // Nor the same address in the other form than the one curl names it by.
+    ["::ffff:a01:203", "http://[::ffff:10.1.2.3]:8787/v1/hooks/deepagents"],
+    ["::ffff:10.1.2.3", "http://[::ffff:a01:203]:8787/v1/hooks/deepagents"],
+    ["::a01:203", "http://[::10.1.2.3]:8787/v1/hooks/deepagents"],
     // curl reads no range of 0 bits, nor of bits left out after the slash: the address alone.
     ["0.0.0.0/0", "http://10.1.2.3:8787/v1/hooks/deepagents"],
     ["127.0.0.1/", "http://10.1.2.3:8787/v1/hooks/deepagents"],
