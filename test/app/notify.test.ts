@@ -157,6 +157,33 @@ describe("createNotifier", () => {
     expect(job?.notification.relatedTool).toEqual({ toolName: "Bash", summary: "git push --force" });
   });
 
+  it("notifies deepcode's events without a session id, and names them in no session's prompt", async () => {
+    // deepcode sends session_id on a few events only (clients.md §5.3), none of them a PreToolUse:
+    // its calls are neither dropped nor remembered under one shared key that every deepcode
+    // agent's permission prompt would then read.
+    const { send, jobs } = setup();
+    const pre = { cwd: "/p", hook_event_name: "PreToolUse", tool_name: "Bash", tool_desc: "run" };
+    await send({ ...pre, tool_input: { command: "git push --force" } });
+    await send({ ...pre, cwd: "/q", tool_input: { command: "rm -rf build" } });
+    const prompt = { cwd: "/p", hook_event_name: "Notification", notification_type: "permission" };
+    await send({ ...prompt, session_id: "d1", message: "deepcode needs your permission to use Bash" });
+    // Nor does a prompt that comes without one read them.
+    await send({ ...prompt, message: "deepcode needs your permission to use Bash" });
+    const sent = await jobs();
+    expect(sent.map((j) => [j.notification.eventName, j.notification.relatedTool])).toEqual([
+      ["PreToolUse", undefined],
+      ["PreToolUse", undefined],
+      ["Notification", undefined],
+      ["Notification", undefined],
+    ]);
+    expect(sent.map((j) => (j.notification.event as Record<string, unknown>).session_id)).toEqual([
+      undefined,
+      undefined,
+      "d1",
+      undefined,
+    ]);
+  });
+
   it("names the tool a permission prompt names, not a tool call the session made after it", async () => {
     // Parallel calls (a subagent's, or reads Claude runs at once) reach the gateway while the
     // prompt waits: the prompt for Bash was told as one for the Read that came next.
