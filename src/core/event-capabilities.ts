@@ -112,7 +112,8 @@ const DEEPCODE_ONLY_CONTEXT_EVENTS: ReadonlySet<string> = new Set(["PostToolBatc
 /**
  * PreCompact's context is a JSON body that Claude Code appends, raw, to its compaction
  * instructions (render.ts renderPreCompact); deepcode reads nothing back from its PreCompact hooks
- * at all (clients.md §9).
+ * at all: its compaction awaits them and reads no result (deepcode's `runPreCompactHook`, in its
+ * compactionManager.ts, returns nothing), which clients.md §9 does not say.
  */
 export function carriesContext(event: string, dialect: Dialect): boolean {
   if (dialect === "deepagents-legacy") return false;
