@@ -223,6 +223,7 @@ export async function tokensMasked(
   const parts = path.split("/");
   let start = 0;
   let masked = false;
+  let runsLeft = TOKEN_RUNS;
   const segments: string[] = [];
   for (let i = 0; i < parts.length; ) {
     const run = start <= quoted ? await tokenRun(i) : 0;
@@ -242,10 +243,12 @@ export async function tokensMasked(
    * two), and a `%2F` is one too (route-path.ts), so its segments one by one are no token.
    */
   async function tokenRun(i: number): Promise<number> {
-    let joined = "";
-    for (let n = 1; n <= TOKEN_SEGMENTS && i + n <= parts.length; n++) {
-      joined = n === 1 ? (parts[i] as string) : `${joined}/${parts[i + n - 1]}`;
-      if (joined !== "" && (await isToken(joined))) return n;
+    let joined = parts[i] as string;
+    if (joined !== "" && (await isToken(joined))) return 1;
+    for (let n = 2; i + n <= parts.length && runsLeft > 0; n++, runsLeft--) {
+      joined = `${joined}/${parts[i + n - 1]}`;
+      if (joined.length > TOKEN_RUN_CHARS) return 0;
+      if (await isToken(joined)) return n;
     }
     return 0;
   }
@@ -260,11 +263,19 @@ export async function tokensMasked(
 }
 
 /**
- * The most segments a token in a path is looked for across: a 44-character base64 token has five
- * slashes or fewer but about once in 20,000 (and six segments per segment the quote shows are
- * hashed, at most six times 50).
+ * How long a run of segments a token with slashes is looked for in: bounded by its length, not by
+ * its slashes (a 44-character base64 token has six or more about once in 20,000, and a count of
+ * six segments let those through whole). 128 holds a 96-byte base64 token; a token without a
+ * slash is looked for at any length.
  */
-const TOKEN_SEGMENTS = 6;
+const TOKEN_RUN_CHARS = 128;
+
+/**
+ * How many runs of two segments or more one path may have looked at: a path of hundreds of
+ * one-character segments would cost some 60 hashes per segment the quote shows, over 100 ms of a
+ * caller with no token. A hook URL with a token in it has a few segments and looks at tens.
+ */
+const TOKEN_RUNS = 1_000;
 
 /** How much of a route name a refusal quotes. */
 const QUOTED_ROUTE_CHARS = 100;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { authPolicy, jsonOf, testApp } from "../support/app.js";
+import { tokensMasked } from "../../src/http/hook-route.js";
+import { authPolicy, jsonOf, TOKEN, testApp } from "../support/app.js";
 import { sha256 } from "../support/policy.js";
 
 const rules = [{ id: "no-rm", on: "PreToolUse", if: "Bash(rm *)", decide: "deny", reason: "no rm" }];
@@ -513,5 +514,54 @@ describe("a base64 token in an unknown route's path", () => {
       expect(JSON.stringify(body)).not.toMatch(/Zm9v|YmFy|cXV4/);
       expect(JSON.stringify(app.logs)).not.toMatch(/Zm9v|YmFy|cXV4/);
     }
+  });
+});
+
+describe("a base64 token with six slashes or more in a path", () => {
+  // `openssl rand -base64 32` gives six slashes or more about once in 20,000: runs of segments
+  // were looked at up to six segments long, and such a token was quoted whole, in the answer and
+  // the log line, with any `//` or `/./` around it too.
+  const token = "Zm9v/YmFy/YmF6/cXV4/cXV5/cXV6/cXV7";
+  it.each([
+    ["an unknown route", `/v1/hooks/claude-code/${token}`, 200],
+    ["an unknown route, after //", `/v1/hooks/claude-code//${token}//x`, 200],
+    ["an unknown route, after /./", `/v1/hooks/claude-code/./${token}/./x`, 200],
+    ["an unknown route, after six other segments", `/v1/hooks/a/b/c/d/e/f/${token}`, 200],
+    ["a POST no route takes", `/v1/hook/claude-code/${token}`, 404],
+    ["a POST no route takes, after //", `/v1/hook//claude-code//${token}//x`, 404],
+    ["a POST no route takes, after /./", `/v1/hook/./claude-code/./${token}`, 404],
+  ])("is masked whole on %s", async (_name, path, status) => {
+    const app = await testApp({
+      version: 1,
+      auth: { tokens: [{ team: "a", sha256: await sha256(token) }] },
+      rules: [],
+    });
+    const res = await app.post(path, pre);
+    expect(res.status).toBe(status);
+    const body = JSON.stringify(await jsonOf(res));
+    expect(body).toContain("[masked]");
+    expect(body).toContain("Authorization header");
+    expect(body).not.toMatch(/Zm9v|YmFy|cXV/);
+    expect(JSON.stringify(app.logs)).not.toMatch(/Zm9v|YmFy|cXV/);
+  });
+});
+
+describe("tokensMasked on a path of many one-character segments", () => {
+  it("looks at a bounded number of runs, not some 60 per segment the quote shows", async () => {
+    // Runs bounded by their length alone cost a caller with no token over 6,000 hashes here.
+    const policy = (await testApp(await authPolicy([]))).policy;
+    let hashes = 0;
+    const counted = async (text: string) => {
+      hashes++;
+      return sha256(text);
+    };
+    const { text, masked } = await tokensMasked(`${"/a".repeat(8000)}/${TOKEN}`, 200, policy, counted);
+    expect(masked).toBe(false);
+    expect(text).toContain(TOKEN); // far past the quote: never looked at, and cut off by the caller
+    expect(hashes).toBeLessThanOrEqual(1_000 + 101);
+    // A token right after a few segments is still found.
+    expect((await tokensMasked(`/v1/hook/x/${TOKEN}`, 200, policy, counted)).text).toBe(
+      "/v1/hook/x/[masked]",
+    );
   });
 });
