@@ -10,7 +10,13 @@
  * purpose: a malformed Host header is not refused here as such (@hono/node-server answers 400);
  * on a loopback bind it is simply not a loopback name (`loopbackHost`).
  */
-import type { IncomingMessage, OutgoingHttpHeaders, RequestListener, ServerResponse } from "node:http";
+import {
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type RequestListener,
+  type ServerResponse,
+  STATUS_CODES,
+} from "node:http";
 import type { Duplex } from "node:stream";
 import type { ClientConnection, HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
@@ -89,14 +95,20 @@ const PARSER_ANSWERS: Readonly<Record<string, readonly [number, string]>> = {
 
 /**
  * The server's `clientError` handler: what Node's HTTP parser refuses before any hookgate code
- * runs (headers over 16 KiB: 431; a malformed request line, header or framing: 400; headers not
- * in by `headersTimeout`: 408) is answered as Node's own handler answers it, and logged. Without
- * the line a hook refused so is in no log of the gateway's, though its client lets the action
- * through (Claude Code on any 4xx). A socket's own error (a client resetting its connection) is
+ * runs (headers over 16 KiB: 431; a malformed request line, header or framing, such as two
+ * differing Content-Lengths or a bare LF line end: 400; headers not in by `headersTimeout`: 408).
+ * A POST to a hook route whose request line came in the packet refused (as an agent sends its
+ * head, in one write) is answered its fail mode's decision (`BODY_UNREADABLE`, in a 2xx: Claude
+ * Code lets the action through on any 4xx, deepcode blocks it), then the connection closes;
+ * anything else as Node's own handler answers it. Each is logged: without the line a hook refused
+ * so is in no log of the gateway's. A socket's own error (a client resetting its connection) is
  * no request, and is not logged, nor is a connection its client ended within a request.
  */
-export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socket: Duplex) => void {
+export function parserRefusals(deps: HookDeps): (error: Error, socket: Duplex) => void {
+  const { logger } = deps;
   return (error, socket) => {
+    // A hook being answered its fail mode: the parser, failed, refuses each packet that follows.
+    if (refusedHooks.has(socket)) return;
     const code = (error as NodeJS.ErrnoException).code ?? "";
     const [status, text] = PARSER_ANSWERS[code] ?? [400, "Bad Request"];
     // The client ended its side of the connection within a request (the parser's end of input
@@ -120,6 +132,12 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
     // A 400 in its place was all the client saw, which Claude Code lets through, while the audit
     // line said what was decided.
     const read = cut === undefined && answering?.headersSent === false && answering.req.complete;
+    // A hook refused in its head, nothing being answered on its connection: its route is known
+    // only from its request line, which the parser does not hand over before the head's end.
+    const hook =
+      cut === undefined && !read && !left && !answering && socket.writable
+        ? refusedHookRoute(error)
+        : undefined;
     if (!left && (code.startsWith("HPE_") || code === "ERR_HTTP_REQUEST_TIMEOUT")) {
       logger.log("warn", "request refused by Node's HTTP parser", {
         error: code,
@@ -127,7 +145,9 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
           ? {
               answered: `${read ? "the request before it" : "the request it cut short"}, then the connection closes`,
             }
-          : { status }),
+          : hook
+            ? { answered: "its hook's fail mode, then the connection closes" }
+            : { status }),
         reason: shorten(errorMessage(error), 200),
       });
     }
@@ -145,12 +165,104 @@ export function parserRefusals(logger: HookDeps["logger"]): (error: Error, socke
       answering.shouldKeepAlive = false;
       return;
     }
+    if (hook) {
+      refusedHooks.add(socket);
+      answerRefusedHook(deps, hook.client, code, error, socket);
+      return;
+    }
     // As Node's own: an answer only where none has begun on this connection (a pipelined request
     // after one being answered would corrupt it), then the connection closed.
     if (socket.writable && !answering?.headersSent) {
       socket.write(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\n\r\n`);
     }
     socket.destroy(error);
+  };
+}
+
+/**
+ * The hook route a request refused in its head was sent to: the last request line in the packet
+ * refused that began before the refusal (a packet may hold the end of the request before it), a
+ * POST to a hook route. Its line end may be what was refused (a bare LF). None when the packet
+ * held no such line: a head sent in pieces, or one that never ended (`headersTimeout`, which
+ * hands over no packet); the route is then not known, and Node's own answer goes out.
+ */
+function refusedHookRoute(error: Error): ReturnType<typeof hookRoute> {
+  const { rawPacket, bytesParsed } = error as { rawPacket?: Buffer; bytesParsed?: number };
+  if (!Buffer.isBuffer(rawPacket) || bytesParsed === undefined) return undefined;
+  const head = rawPacket.toString("latin1", 0, Math.min(bytesParsed + 1, REQUEST_LINE_BYTES_SEEN));
+  let target: string | undefined;
+  for (const line of head.matchAll(/(?:^|\n)([!-~]+) ([!-~]+) HTTP\/1\.[01]\r?\n/g)) {
+    target = line[1] === "POST" ? line[2] : undefined;
+  }
+  return target === undefined ? undefined : hookRoute(target);
+}
+
+/**
+ * The connections of hooks refused in their heads, answered their fail mode:
+ * nothing more is read on them.
+ */
+const refusedHooks = new WeakSet<Duplex>();
+
+/** How far into a refused packet its request line is looked for: a head is at most 16 KiB. */
+const REQUEST_LINE_BYTES_SEEN = 16 * 1024 + 1024;
+
+/**
+ * A hook refused in its head, answered as a hook whose body could not be read: its event unknown,
+ * `defaults.onError` decides (a top-level block, or an empty body), with the decision's headers
+ * and an audit line, then the connection closes (what follows the refusal cannot be read).
+ */
+function answerRefusedHook(
+  deps: HookDeps,
+  client: string | undefined,
+  code: string,
+  error: Error,
+  socket: Duplex,
+): void {
+  const refused: RequestError = {
+    code: "BODY_UNREADABLE",
+    message: `the request could not be read: Node's HTTP parser refused its head (${code}: ${shorten(errorMessage(error), 200)})`,
+  };
+  runHookRoute(deps, client, {
+    readBody: async () => ({ ok: false, error: refused, unread: true }),
+    contentType: undefined,
+    authorization: undefined,
+    timeoutHeader: undefined,
+  })
+    .then((outcome) => {
+      const { status, headers, body } = hookResponse(outcome);
+      headers["content-length"] = String(Buffer.byteLength(body));
+      headers.connection = "close";
+      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      if (socket.writable)
+        socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join("")}\r\n${body}`);
+    })
+    .catch((e: unknown) => {
+      deps.logger.log("error", "unhandled error", { error: errorMessage(e), path: "/v1/hooks" });
+      socket.destroy();
+    });
+}
+
+/**
+ * The server's `connect` handler: hookgate is no proxy, and a CONNECT comes from a client whose
+ * proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) names the gateway. Unhandled, Node closed
+ * its connection unanswered, and the client said no more than that the socket hung up. Its target
+ * is a host and port, no route: 501 (RFC 9110 §9.1), saying what to change, then the connection
+ * closes (what follows a CONNECT is the tunnel's bytes, never a request).
+ */
+export function notAProxy(logger: HookDeps["logger"]): (request: IncomingMessage, socket: Duplex) => void {
+  return (request, socket) => {
+    const target = shorten(request.url ?? "", 200);
+    logger.log("warn", "a CONNECT answered 501: hookgate is no proxy", { target });
+    const body = JSON.stringify({
+      error: {
+        code: "NOT_A_PROXY",
+        message: `hookgate is no proxy (CONNECT ${target}): a proxy variable (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY) names the gateway; put the gateway in the hook's url, and the proxy, if any, in the variable`,
+      },
+    });
+    socket.on("error", () => {}); // a client gone before the answer: nothing to tell it
+    socket.end(
+      `HTTP/1.1 501 Not Implemented\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
   };
 }
 

@@ -70,7 +70,7 @@ import {
   startDeliveryThread,
 } from "./delivery-thread-host.js";
 import { makeDirectory } from "./make-directory.js";
-import { hookListener, loopbackHost, loopbackName, parserRefusals } from "./node-listener.js";
+import { hookListener, loopbackHost, loopbackName, notAProxy, parserRefusals } from "./node-listener.js";
 import { openNamed } from "./open-named.js";
 import { shellQuote } from "./shell-word.js";
 
@@ -414,8 +414,11 @@ export async function startGateway(options: ServeOptions): Promise<RunningGatewa
   // above common clients' and load balancers' idle timeouts; `close()` ends idle ones at once).
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  // What Node's parser refuses (431, 400, 408) is answered as Node answers it, and logged.
-  server.on("clientError", parserRefusals(logger));
+  // What Node's parser refuses (431, 400, 408) is logged, and answered as Node answers it but
+  // on a hook route it can be read from: there, the fail mode's decision. A CONNECT, a client
+  // taking the gateway for its proxy, is told it is none.
+  server.on("clientError", parserRefusals(deps));
+  server.on("connect", notAProxy(logger));
   let closing: Promise<void> | undefined;
   /** When the stop began (performance.now()), once it has. */
   let stopBegan: number | undefined;

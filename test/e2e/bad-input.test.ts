@@ -588,14 +588,22 @@ const ROWS: readonly Row[] = [
 
   // Headers.
   {
-    name: "a 20 KiB header: Node answers 431 before any code of ours runs (no body, no event to name)",
+    // Refused by Node before any code of ours runs (no body, no event to name): a bare 431 until
+    // 2026-12-07, which Claude Code lets through. The request line names a hook route.
+    name: "a 20 KiB header: refused by Node, answered the fail mode's decision for no event named",
     request: post(PRE_RM, { headers: [...headers(), ["X-Padding", "p".repeat(20 * 1024)]] }),
-    expected: { status: 431, headers: { connection: "close" }, refusedByNode: "HPE_HEADER_OVERFLOW" },
+    expected: decision("BODY_UNREADABLE", topBlock("BODY_UNREADABLE"), {
+      headers: { connection: "close" },
+      refusedByNode: "HPE_HEADER_OVERFLOW",
+    }),
   },
   {
-    name: "a 20 KiB Authorization header: 431 from Node as well",
+    name: "a 20 KiB Authorization header: the same decision",
     request: post(PRE_RM, { headers: headers(`${TOKEN_A}${"x".repeat(20 * 1024)}`) }),
-    expected: { status: 431, headers: { connection: "close" }, refusedByNode: "HPE_HEADER_OVERFLOW" },
+    expected: decision("BODY_UNREADABLE", topBlock("BODY_UNREADABLE"), {
+      headers: { connection: "close" },
+      refusedByNode: "HPE_HEADER_OVERFLOW",
+    }),
   },
   {
     name: "a 12 KiB header, under Node's limit, is judged",
@@ -654,22 +662,65 @@ const ROWS: readonly Row[] = [
     expected: decision(null, ruleDeny("no rm"), { team: "a" }),
   },
   {
-    name: "a NUL byte in a header: Node refuses the request line by line (400)",
+    name: "a NUL byte in a header: refused by Node, answered the fail mode's decision",
     request: {
       bytes: Buffer.from(
         `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN_A}\0\r\nContent-Length: 0\r\n\r\n`,
       ),
     },
-    expected: { status: 400, headers: { connection: "close" }, refusedByNode: "HPE_" },
+    expected: decision("BODY_UNREADABLE", topBlock("BODY_UNREADABLE"), {
+      headers: { connection: "close" },
+      refusedByNode: "HPE_",
+    }),
   },
   {
-    name: "Content-Length and Transfer-Encoding together (request smuggling): 400 from Node",
+    name: "Content-Length and Transfer-Encoding together (request smuggling): refused by Node, the same decision",
     request: {
       bytes: Buffer.from(
         `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n`,
       ),
     },
-    expected: { status: 400, headers: { connection: "close" }, refusedByNode: "HPE_" },
+    expected: decision("BODY_UNREADABLE", topBlock("BODY_UNREADABLE"), {
+      headers: { connection: "close" },
+      refusedByNode: "HPE_",
+    }),
+  },
+  {
+    name: "two differing Content-Lengths: refused by Node, the same decision",
+    request: {
+      bytes: Buffer.from(
+        `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
+      ),
+    },
+    expected: decision("BODY_UNREADABLE", topBlock("BODY_UNREADABLE"), {
+      headers: { connection: "close" },
+      refusedByNode: "HPE_UNEXPECTED_CONTENT_LENGTH",
+    }),
+  },
+  {
+    name: "bare LF line ends: refused by Node, the same decision",
+    request: {
+      bytes: Buffer.from(
+        `POST /v1/hooks HTTP/1.1\nHost: 127.0.0.1\nContent-Type: application/json\nContent-Length: 2\n\n{}`,
+      ),
+    },
+    expected: decision("BODY_UNREADABLE", topBlock("BODY_UNREADABLE"), {
+      headers: { connection: "close" },
+      refusedByNode: "HPE_",
+    }),
+  },
+  {
+    name: "the same refusal on no hook route: Node's own 400",
+    request: {
+      bytes: Buffer.from(
+        `POST /v1/hook HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
+      ),
+    },
+    expected: {
+      status: 400,
+      headers: { connection: "close" },
+      refusedByNode: "HPE_UNEXPECTED_CONTENT_LENGTH",
+    },
   },
   {
     // The bytes past the declared length are no request, and Node's parser refuses them while
@@ -902,6 +953,18 @@ const ROWS: readonly Row[] = [
     request: { bytes: Buffer.from("FOO /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n") },
     expected: { status: 400, refusedByNode: "HPE_" },
   },
+  {
+    // An agent whose proxy variable names the gateway: Node closed the connection unanswered.
+    name: "CONNECT: 501, hookgate is no proxy",
+    request: {
+      bytes: Buffer.from("CONNECT api.anthropic.com:443 HTTP/1.1\r\nHost: api.anthropic.com:443\r\n\r\n"),
+    },
+    expected: {
+      status: 501,
+      headers: { connection: "close" },
+      body: { error: { code: "NOT_A_PROXY", message: expect.stringContaining("hookgate is no proxy") } },
+    },
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -964,7 +1027,12 @@ async function assertAnswer(row: Row, res: RawResponse, refusedBefore: number): 
     // Nowhere else would the gateway's log say a hook was refused (and so let through).
     await server.waitForLine(() => parserRefusals().length > refusedBefore);
     const line = parserRefusals().at(-1);
-    expect(line).toMatchObject({ level: "warn", status: want.status });
+    // On a hook route its decision went out in place of Node's status.
+    expect(line).toMatchObject(
+      want.status === 200
+        ? { level: "warn", answered: "its hook's fail mode, then the connection closes" }
+        : { level: "warn", status: want.status },
+    );
     expect(String(line?.error)).toMatch(new RegExp(`^${want.refusedByNode}`));
   }
   expect(res.status, row.name).toBe(want.status);

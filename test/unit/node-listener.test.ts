@@ -11,6 +11,7 @@ import {
   type Answer,
   answerWriter,
   hookListener,
+  notAProxy,
   parserRefusals,
   streamChunks,
 } from "../../src/entry/node-listener.js";
@@ -622,7 +623,7 @@ describe("hookListener with serve's parserRefusals, and a client that ends its c
       log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }),
     };
     const server = createServer(hookListener({ ...listenerDeps(policy), logger }, () => {}));
-    server.on("clientError", parserRefusals(logger));
+    server.on("clientError", parserRefusals({ ...listenerDeps(policy), logger }));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const { port } = server.address() as AddressInfo;
@@ -671,7 +672,7 @@ describe("hookListener with serve's parserRefusals, and a body refused after its
     const app = createApp(deps);
     const server = createServer(hookListener(deps, getRequestListener(app.fetch)));
     server.keepAliveTimeout = 65_000; // as serve sets it: an idle connection is not closed for this
-    server.on("clientError", parserRefusals(logger));
+    server.on("clientError", parserRefusals(deps));
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     const { port } = server.address() as AddressInfo;
@@ -779,5 +780,139 @@ describe("answerWriter", () => {
     expect(logs).toEqual([
       { msg: "could not write a hook answer", fields: { error: "invalid header", path: "/v1/hooks" } },
     ]);
+  });
+});
+
+describe.each([
+  ["deny", { decision: "block" }],
+  ["allow", undefined],
+] as const)("serve's parserRefusals under defaults.onError %s, over a raw socket", (onError, decided) => {
+  // Node's parser refuses these before any hookgate code runs; it answered each a bare 400 or
+  // 431, which Claude Code lets the action through on and deepcode blocks on, whatever the policy.
+  const logs: Record<string, unknown>[] = [];
+  const logger = {
+    log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }),
+  };
+  let server: ReturnType<typeof createServer>;
+  let port: number;
+  beforeAll(async () => {
+    const policy = await policyFrom({ version: 1, defaults: { onError }, rules: [] });
+    const deps = { ...listenerDeps(policy), logger };
+    server = createServer(hookListener(deps, getRequestListener(createApp(deps).fetch)));
+    server.on("clientError", parserRefusals(deps));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => server.close());
+
+  /** Sends `text` in one write; everything that came back before the server closed the connection. */
+  const exchange = async (text: string) => {
+    const socket = connect(port, "127.0.0.1");
+    const received: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => received.push(chunk));
+    socket.on("error", () => {});
+    socket.write(text);
+    await once(socket, "close");
+    const answer = Buffer.concat(received).toString("latin1");
+    const [head = "", body = ""] = answer.split("\r\n\r\n");
+    return { status: head.split("\r\n")[0], head: head.toLowerCase(), body };
+  };
+
+  it.each([
+    [
+      "two differing Content-Lengths",
+      "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+      "HPE_UNEXPECTED_CONTENT_LENGTH",
+    ],
+    [
+      "a bare LF after a header",
+      "Content-Type: application/json\nContent-Length: 2\r\n\r\n{}",
+      "HPE_CR_EXPECTED",
+    ],
+    [
+      "headers over 16 KiB",
+      `X-Big: ${"a".repeat(20_000)}\r\nContent-Length: 2\r\n\r\n{}`,
+      "HPE_HEADER_OVERFLOW",
+    ],
+  ])(
+    "a hook with %s gets its fail mode's decision, then the connection closes",
+    async (_name, rest, code) => {
+      const before = logs.length;
+      const { status, head, body } = await exchange(
+        `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\n${rest}`,
+      );
+      expect(status).toBe("HTTP/1.1 200 OK");
+      expect(head).toContain("x-hookgate-error: body_unreadable");
+      expect(head).toContain("connection: close");
+      expect(head).toContain("x-hookgate-decision-id: id-1");
+      if (decided) {
+        expect(JSON.parse(body)).toEqual({ ...decided, reason: expect.stringContaining(code) });
+      } else {
+        expect(body).toBe("");
+      }
+      expect(logs.slice(before)).toEqual([
+        expect.objectContaining({ msg: "request refused by Node's HTTP parser", error: code }),
+        expect.objectContaining({ msg: "decision", error: "BODY_UNREADABLE" }),
+      ]);
+    },
+  );
+
+  it("a hook whose request line itself ends in a bare LF gets its decision too", async () => {
+    const { status, head } = await exchange(
+      "POST /v1/hooks HTTP/1.1\nHost: 127.0.0.1\nContent-Length: 2\n\n{}",
+    );
+    expect(status).toBe("HTTP/1.1 200 OK");
+    expect(head).toContain("x-hookgate-error: body_unreadable");
+  });
+
+  it("any other route, or a method other than POST, gets Node's own answer", async () => {
+    const bad = "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}";
+    expect((await exchange(`POST /v1/hook/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\n${bad}`)).status).toBe(
+      "HTTP/1.1 400 Bad Request",
+    );
+    expect((await exchange(`PUT /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\n${bad}`)).status).toBe(
+      "HTTP/1.1 400 Bad Request",
+    );
+    expect((await exchange("FOO /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")).status).toBe(
+      "HTTP/1.1 400 Bad Request",
+    );
+  });
+});
+
+describe("serve's CONNECT handler", () => {
+  it("tells a client that takes the gateway for its proxy that it is none, at once", async () => {
+    // Unhandled, Node closed the connection unanswered: the client saw only a hang-up.
+    const logs: Record<string, unknown>[] = [];
+    const logger = {
+      log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }),
+    };
+    const server = createServer(() => {});
+    server.on("connect", notAProxy(logger));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const socket = connect((server.address() as AddressInfo).port, "127.0.0.1");
+      const received: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => received.push(chunk));
+      socket.write("CONNECT api.anthropic.com:443 HTTP/1.1\r\nHost: api.anthropic.com:443\r\n\r\n");
+      await once(socket, "close");
+      const [head = "", body = ""] = Buffer.concat(received).toString().split("\r\n\r\n");
+      expect(head.split("\r\n")[0]).toBe("HTTP/1.1 501 Not Implemented");
+      expect(head).toContain("connection: close");
+      expect(JSON.parse(body).error).toEqual({
+        code: "NOT_A_PROXY",
+        message: expect.stringContaining("hookgate is no proxy (CONNECT api.anthropic.com:443)"),
+      });
+      expect(logs).toEqual([
+        {
+          level: "warn",
+          msg: "a CONNECT answered 501: hookgate is no proxy",
+          target: "api.anthropic.com:443",
+        },
+      ]);
+    } finally {
+      server.close();
+    }
   });
 });
