@@ -747,11 +747,26 @@ const CURL_ROUTE_OPTIONS = new Set([
 ]);
 
 /**
- * Whether a curl option's name is one of those or `x`, --proxy's short form: a short option is read
- * by its case, as curl reads it (`-X` is the request's method).
+ * The short options of curl 7.88 that take a value (its tool_getparam.c; checked with its own
+ * run). In a group (`-kx URL`, `-xhttp://…`), the first of them takes the rest of the word, or
+ * the next, as its value, and the letters before it are switches.
  */
-function isCurlRouteOption(name: string): boolean {
-  return name.length === 1 ? name === "x" : CURL_ROUTE_OPTIONS.has(name.toLowerCase());
+const CURL_SHORT_WITH_VALUE = "AbcCdDeEFHKmoPQrtTuUwxXyYz";
+
+/**
+ * The route option a curl config line sets, as the note names it (`-x`, `--proxy`), else
+ * undefined. A short option is read by its case, as curl reads it (`-X` is the request's method),
+ * and in its group: `-xhttp://…` and `-kx …` set the proxy, `-Xx` the method x.
+ */
+function curlRouteOption(line: string): string | undefined {
+  const word = /^\s*(\S+)/.exec(line)?.[1] ?? "";
+  if (/^-[^-]/.test(word)) {
+    const valued = [...word.slice(1)].find((letter) => CURL_SHORT_WITH_VALUE.includes(letter));
+    return valued === "x" ? "-x" : undefined;
+  }
+  // A long option's name, with two dashes or none, ends before a blank, = or :.
+  const name = /^-{0,2}([A-Za-z0-9-]+)/.exec(word)?.[1];
+  return name !== undefined && CURL_ROUTE_OPTIONS.has(name.toLowerCase()) ? `--${name}` : undefined;
 }
 
 /**
@@ -791,14 +806,14 @@ function curlConfigNote(env: Env): string | undefined {
     } catch {
       continue;
     }
-    // An option's name starts its line, with one or two dashes or none, before a blank, = or :.
+    // An option starts its line.
     const route = text
       .split(/\r?\n/)
-      .map((line) => /^\s*-{0,2}([A-Za-z0-9-]+)/.exec(line)?.[1])
-      .filter((name): name is string => name !== undefined && isCurlRouteOption(name));
+      .map(curlRouteOption)
+      .filter((name): name is string => name !== undefined);
     const sets =
       route.length > 0
-        ? `, and it sets ${[...new Set(route)].map((name) => (name.length === 1 ? `-${name}` : `--${name}`)).join(", ")}: the hook's requests may not take the route above`
+        ? `, and it sets ${[...new Set(route)].join(", ")}: the hook's requests may not take the route above`
         : ANY_CURL_OPTION;
     return `${curlReads(file)}, which these checks do not${sets}`;
   }

@@ -439,6 +439,23 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(proxy.out).toContain(", and it sets -x: the hook's requests may not take the route above\n");
   });
 
+  it.each([
+    ["-xhttp://proxy.corp.example:3128", true],
+    ["-kx http://proxy.corp.example:3128", true],
+    ["-sSxhttp://proxy.corp.example:3128", true],
+    ["-Xx", false],
+    ["-Hx-proxy: 1", false],
+  ])("reads a curl config's group of short options %s as curl 7.88 does (-x set: %s)", async (line, sets) => {
+    // `-xhttp://…`, its value attached, and `-kx …`, a switch before it, set curl's proxy
+    // (checked with its own run); the note read them as options named "xhttp" and "kx".
+    const home = tempDir("doctor-curlrc-group");
+    writeFileSync(join(home, ".curlrc"), `${line}\n`);
+    const { out } = await doctorIn(`${server.url}/v1/hooks/deepagents`, { HOOKGATE_AUTH: TOKEN, HOME: home });
+    expect(out.includes(", and it sets -x: the hook's requests may not take the route above\n"), out).toBe(
+      sets,
+    );
+  });
+
   it("names no curl config where the first is a folder, as curl then reads none", async () => {
     // curl 7.88 stops at a folder named .curlrc (checked with its own run): a proxy in
     // ~/.config/curlrc, which doctor named, was never read.
