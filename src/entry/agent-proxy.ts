@@ -7,6 +7,7 @@
  */
 import { BlockList, SocketAddress } from "node:net";
 import { isIpv4 } from "../core/egress/url.js";
+import { proxyScheme, socksVersion } from "../core/proxy-scheme.js";
 import type { Env } from "./send.js";
 
 /**
@@ -111,7 +112,8 @@ export function agentProxy(
       ? { used: false, proxy, ignored: source, older: "Claude Code 2.1.112 and earlier take it as http://" }
       : { used: false, proxy, ignored: source };
   }
-  return /^socks[45]?[ah]?:/i.test(proxy)
+  // Any SOCKS version: Claude Code's client speaks none.
+  return socksVersion(proxy, "undici") !== undefined
     ? { used: true, proxy, from: source, noProxy: name, unspoken: CLAUDE_CODE_SOCKS }
     : { used: true, proxy, from: source, noProxy: name };
 }
@@ -130,7 +132,7 @@ const CLAUDE_CODE_SOCKS =
  * with "Invalid URL protocol".
  */
 function undiciUnspoken(proxy: string): string | undefined {
-  const scheme = /^([a-z0-9+.-]+):\/\//i.exec(proxy)?.[1]?.toLowerCase();
+  const scheme = proxyScheme(proxy);
   if (scheme === undefined || ["http", "https", "socks5", "socks"].includes(scheme)) return undefined;
   return `its http client (undici's ProxyAgent) takes no ${scheme}:// proxy ("Invalid URL protocol")`;
 }

@@ -13,6 +13,7 @@ import { setFlagsFromString } from "node:v8";
 import { type buildConnector, Pool, ProxyAgent } from "undici";
 import { flatHeaders } from "../../core/answer-headers.js";
 import { errorMessage } from "../../core/errors.js";
+import { socksVersion } from "../../core/proxy-scheme.js";
 import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 import { withoutUserinfo } from "../../core/url-userinfo.js";
 import { decodedAnswer, GATEWAY, type GatewayRequest, type GatewayResult } from "./node.js";
@@ -32,17 +33,6 @@ process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
   (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
 }) as typeof process.emitWarning;
 
-/**
- * The SOCKS version a proxy URL's scheme asks for, or undefined for another scheme: `socks://` is
- * SOCKS5 to undici, deepcode's client, and SOCKS4 to curl, deepagents' hook, whose proxy
- * agent-proxy.ts writes `socks4://`.
- */
-function socksVersion(proxy: string): "4" | "5" | undefined {
-  const scheme = /^([a-z0-9]+):/i.exec(proxy)?.[1]?.toLowerCase();
-  if (scheme === "socks5" || scheme === "socks5h" || scheme === "socks") return "5";
-  return scheme === "socks4" || scheme === "socks4a" ? "4" : undefined;
-}
-
 export async function proxiedRequest(
   request: GatewayRequest,
   url: URL,
@@ -51,9 +41,10 @@ export async function proxiedRequest(
 ): Promise<GatewayResult> {
   const shownProxy = withoutUserinfo(proxy).replace(/\/$/, "");
   const via = `through the proxy ${shownProxy}`;
-  const socks = socksVersion(proxy);
+  // curl's socks:// (deepagents' hook) comes here as socks4:// (agent-proxy.ts, proxyFor).
+  const socks = socksVersion(proxy, "undici");
   // One whose URL does not parse is told so below, as any proxy's, naming it.
-  if (socks === "4" && URL.canParse(proxy))
+  if (socks === 4 && URL.canParse(proxy))
     return socks4Refusal(new URL(proxy), shownProxy, proxyVariables(request));
   let agent: ProxyAgent;
   // The connection to the proxy itself, and how it failed, if it did: its TLS failures are told
@@ -64,10 +55,10 @@ export async function proxiedRequest(
       // undici's SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks
       // curl to, and takes no socks5h:// ("Invalid URL protocol"). (curl resolves the name of a
       // socks5:// one itself: the same gateway, but for a name only the proxy can resolve.)
-      uri: socks === "5" ? proxy.replace(/^socks5h:/i, "socks5:") : proxy,
+      uri: socks === 5 ? proxy.replace(/^socks5h:/i, "socks5:") : proxy,
       proxyTunnel: false,
       clientFactory: proxyClient(toProxy),
-      ...(socks === "5" ? socksCredentials(proxy) : proxyCredentials(proxy)),
+      ...(socks === 5 ? socksCredentials(proxy) : proxyCredentials(proxy)),
     });
   } catch (e) {
     return {

@@ -1,0 +1,35 @@
+/**
+ * How a proxy URL's scheme is read, for each client that reads one: the CLI's own client
+ * (undici's ProxyAgent, as deepcode's hooks go), Claude Code's http hooks and deepagents' curl.
+ */
+
+/**
+ * A proxy URL's scheme, lower case, or undefined for one written without (`proxy.corp:8080`, which
+ * the clients that take it read as an http proxy): only a scheme before `://` counts, as
+ * `proxy.corp:8080` would otherwise read as the scheme `proxy.corp`.
+ */
+export function proxyScheme(proxy: string): string | undefined {
+  return /^([a-z][a-z0-9+.-]*):\/\//i.exec(proxy)?.[1]?.toLowerCase();
+}
+
+/** Who reads `socks://`, which names no version: SOCKS5 to undici, SOCKS4 to curl (7.88). */
+export type SocksReader = "undici" | "curl";
+
+/**
+ * The SOCKS version a proxy URL's scheme names (socks4://, socks4a://, socks5://, socks5h://, and
+ * socks:// as `reader` takes it), or undefined for another scheme or none.
+ */
+export function socksVersion(proxy: string, reader: SocksReader): 4 | 5 | undefined {
+  switch (proxyScheme(proxy)) {
+    case "socks4":
+    case "socks4a":
+      return 4;
+    case "socks5":
+    case "socks5h":
+      return 5;
+    case "socks":
+      return reader === "curl" ? 4 : 5;
+    default:
+      return undefined;
+  }
+}

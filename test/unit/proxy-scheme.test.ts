@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { proxyScheme, socksVersion } from "../../src/core/proxy-scheme.js";
+
+describe("proxyScheme", () => {
+  it.each([
+    ["http://proxy.corp:3128", "http"],
+    ["HTTPS://proxy.corp", "https"],
+    ["socks5h://user:p%40ss@127.0.0.1:1080", "socks5h"],
+    // Written without a scheme: an http proxy to the clients that take it, not the scheme `proxy.corp`.
+    ["proxy.corp:8080", undefined],
+    ["socks5:proxy.corp", undefined],
+    ["", undefined],
+  ])("reads %s as %s", (proxy, scheme) => {
+    expect(proxyScheme(proxy)).toBe(scheme);
+  });
+});
+
+describe("socksVersion", () => {
+  it.each([
+    ["socks4://127.0.0.1:1080", 4, 4],
+    ["SOCKS4A://127.0.0.1:1080", 4, 4],
+    ["socks5://127.0.0.1:1080", 5, 5],
+    ["socks5h://127.0.0.1:1080", 5, 5],
+    // socks:// names no version: undici (deepcode's client, hookgate's own) speaks SOCKS5, curl SOCKS4.
+    ["socks://127.0.0.1:1080", 5, 4],
+    ["http://127.0.0.1:3128", undefined, undefined],
+    ["socks.corp:1080", undefined, undefined],
+  ])("reads %s as SOCKS %s to undici and %s to curl", (proxy, undici, curl) => {
+    expect(socksVersion(proxy, "undici")).toBe(undici);
+    expect(socksVersion(proxy, "curl")).toBe(curl);
+  });
+});
