@@ -10,7 +10,7 @@
  */
 import { isIP } from "node:net";
 import { setFlagsFromString } from "node:v8";
-import { type buildConnector, Pool, ProxyAgent } from "undici";
+import { type buildConnector, Pool, ProxyAgent, Socks5ProxyAgent } from "undici";
 import { flatHeaders } from "../../core/answer-headers.js";
 import { errorMessage } from "../../core/errors.js";
 import { socksVersion } from "../../core/proxy-scheme.js";
@@ -24,14 +24,22 @@ import { decodedAnswer, GATEWAY, type GatewayRequest, type GatewayResult } from 
 // one answer. Its baseline compile alone parses one as well.
 setFlagsFromString("--liftoff-only");
 
-// undici warns, on the stderr the hook's user reads, that its SOCKS5 support is experimental at
-// each process's first SOCKS5 request: every `send` through one. Node's other warnings stay.
-const emitWarning = process.emitWarning.bind(process);
-process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-  const text = typeof warning === "string" ? warning : warning.message;
-  if (text.startsWith("SOCKS5 proxy support is experimental")) return;
-  (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
-}) as typeof process.emitWarning;
+/**
+ * undici warns, on the stderr the hook's user reads, that its SOCKS5 support is experimental as
+ * a process makes its first SOCKS5 agent: every `send` through one. It warns once a process, so
+ * an agent made and dropped here, its warning held back for that one synchronous call, spends the
+ * once; Node's other warnings reach the process as ever, before and after.
+ */
+function spendSocksNotice(): void {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = () => {};
+  try {
+    // Connects nowhere: an agent opens its connection at its first request.
+    new Socks5ProxyAgent("socks5://127.0.0.1:1080").close().catch(() => {});
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
 
 export async function proxiedRequest(
   request: GatewayRequest,
@@ -46,6 +54,7 @@ export async function proxiedRequest(
   // One whose URL does not parse is told so below, as any proxy's, naming it.
   if (socks === 4 && URL.canParse(proxy))
     return socks4Refusal(new URL(proxy), shownProxy, proxyVariables(request));
+  if (socks === 5) spendSocksNotice();
   let agent: ProxyAgent;
   // The connection to the proxy itself, and how it failed, if it did: its TLS failures are told
   // from the gateway's through the tunnel, which undici reports alike.
