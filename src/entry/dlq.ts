@@ -252,13 +252,14 @@ async function openQueue(
     const { createSqsQueue, createSqsClientForLocal, createSqsClientForShell, queueUrlRegion } = await import(
       "../adapters/queue/sqs.js"
     );
-    // SQS moves dead letters only to a DLQ in the queue's own region, and one client signs for one.
     const [queueRegion, dlqRegion] = [queueUrlRegion(queueUrl), queueUrlRegion(dlqUrl)];
-    if (!endpoint && queueRegion && dlqRegion && queueRegion !== dlqRegion)
-      throw new UsageError(
-        `--sqs-queue-url is in ${queueRegion} and --sqs-dlq-url in ${dlqRegion}: pass the queue and DLQ of one deployment, which share a region`,
-      );
     const client = endpoint ? createSqsClientForLocal(endpoint) : createSqsClientForShell(queueUrl);
+    // The delivery function writes its dead letters to a DLQ of another region than the queue's
+    // with a client signed for the DLQ's (lambda-config.ts): its calls here are signed so too.
+    const deadLetterClient =
+      !endpoint && dlqRegion !== undefined && dlqRegion !== queueRegion
+        ? createSqsClientForShell(dlqUrl)
+        : undefined;
     // A host that names no region (a DNS alias of the SQS endpoint): its calls are signed for the
     // SDK's own region, AWS_REGION or the profile's, which SQS refuses for a queue of another, in
     // words that name no region. Said once, before them; with none at all, the call's own
@@ -270,7 +271,12 @@ async function openQueue(
           `hookgate dlq: ${withoutUserinfo(queueUrl)} names no region; its calls are signed for ${region} (AWS_REGION, or the profile's): set AWS_REGION to the queue's if it is another\n`,
         );
     }
-    return createSqsQueue<DeliveryJob>({ client, queueUrl, deadLetterQueueUrl: dlqUrl });
+    return createSqsQueue<DeliveryJob>({
+      client,
+      queueUrl,
+      deadLetterQueueUrl: dlqUrl,
+      ...(deadLetterClient && { deadLetterClient }),
+    });
   }
   const dataDir = (values["data-dir"] as string | undefined) ?? ".hookgate";
   const path = join(dataDir, "queue.sqlite");

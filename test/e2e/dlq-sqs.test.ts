@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import { request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import {
   CreateQueueCommand,
   GetQueueAttributesCommand,
@@ -456,14 +457,60 @@ describe("hookgate dlq against an AWS queue URL, with no AWS configuration", () 
       "Region is missing: https://sqs.example.test/1/jobs names none; set AWS_REGION to the queue's",
     );
   });
+});
 
-  it("refuses a queue and a DLQ in two regions, which no one client can sign for", async () => {
-    const args = ["--sqs-queue-url", url("eu-west-1", "jobs"), "--sqs-dlq-url", url("us-east-1", "dlq")];
-    const result = await runCli(["dlq", "list", ...args], "", bare());
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain(
-      "--sqs-queue-url is in eu-west-1 and --sqs-dlq-url in us-east-1: pass the queue and DLQ of one deployment",
+describe("hookgate dlq on a queue and a DLQ in two regions", { timeout: 60_000 }, () => {
+  it("replays, its calls to the DLQ signed for the DLQ's region and those to the queue for the queue's", async () => {
+    // The delivery function writes dead letters to a DLQ of another region with a client of its
+    // own (lambda-config.ts); `dlq` refused such a pair, so its dead letters could be neither
+    // listed nor replayed.
+    const t = await queuesWith([letter("r1", { id: "r1", sink: "audit" })]);
+    const signed = new Map<string, Set<string | undefined>>();
+    const front = await loopbackServer((req, res) => {
+      const queueUrl = (JSON.parse(req.body || "{}") as { QueueUrl?: string }).QueueUrl ?? "";
+      const name = queueUrl.split("/").pop() ?? "";
+      const region = /Credential=[^/]+\/\d{8}\/([^/]+)\//.exec(String(req.headers.authorization))?.[1];
+      signed.set(name, (signed.get(name) ?? new Set()).add(region));
+      request(`${endpoint}${req.url}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      }).end(req.body);
+    });
+    whenDone(() => front.close());
+    // AWS's hosts of each region, resolved to the SQS server's front on loopback, as /etc/hosts would.
+    const hosts = join(tempDir("aws-hosts"), "aws-hosts.mjs");
+    writeFileSync(
+      hosts,
+      [
+        'import dns from "node:dns";',
+        "const lookup = dns.lookup;",
+        'dns.lookup = (host, ...rest) => lookup(/\\.amazonaws\\.com$/i.test(host) ? "127.0.0.1" : host, ...rest);',
+        "",
+      ].join("\n"),
     );
+    const [jobs, dlq] = [t.args[1] ?? "", t.args[3] ?? ""];
+    const inRegion = (region: string, url: string) =>
+      `http://sqs.${region}.amazonaws.com:${front.port}${new URL(url).pathname}`;
+    const env = {
+      HOME: tempDir("aws-home"),
+      AWS_EC2_METADATA_DISABLED: "true",
+      AWS_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE",
+      AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+      NODE_OPTIONS: `--import ${pathToFileURL(hosts).href}`,
+    };
+    const args = [
+      "--sqs-queue-url",
+      inRegion("eu-west-1", jobs),
+      "--sqs-dlq-url",
+      inRegion("us-west-2", dlq),
+    ];
+    const result = await runCli(["dlq", "replay", "--all", ...args], "", env);
+    expect([result.code, result.stdout], result.stderr).toEqual([0, "replayed 1 job\n"]);
+    expect(await t.replayed()).toEqual(["r1"]);
+    expect(Object.fromEntries([...signed].map(([name, regions]) => [name, [...regions]]))).toEqual({
+      [new URL(dlq).pathname.split("/").pop() ?? ""]: ["us-west-2"],
+      [new URL(jobs).pathname.split("/").pop() ?? ""]: ["eu-west-1"],
+    });
   });
 });
 
