@@ -27,6 +27,7 @@ import {
 import { clientRefusedRange } from "../core/egress/client-refused.js";
 import { DIALECTS } from "../core/hook-event.js";
 import { isRecord } from "../core/json-object.js";
+import { proxyScheme, socksVersion } from "../core/proxy-scheme.js";
 import { withoutUserinfo } from "../core/url-userinfo.js";
 import { agentProxy, proxyFor, strandingProxy } from "./agent-proxy.js";
 import { notOneOf } from "./arg-errors.js";
@@ -164,7 +165,7 @@ export async function doctorCommand(
       print({ ok: false, line: `${check}: not checked (${why})` });
     return 1;
   }
-  const unspoken = unspokenProxy(hookUrl, dialect, env);
+  const unspoken = unspokenProxy(hookUrl, dialect, env) ?? escapedSocksCredentials(hookUrl, dialect, env);
   if (unspoken) print(unspoken);
   const health = await gatewayRequest({ method: "GET", url: `${base}/healthz`, timeoutMs, ...via });
   const viaFix = proxyFix(hookUrl, dialect, env, via);
@@ -394,7 +395,7 @@ function unspokenProxy(hookUrl: string, dialect: string, env: Env): Check | unde
   const url = new URL(hookUrl);
   const shown = withoutUserinfo(read.proxy);
   // undici's SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks.
-  const socks5 = dialect === "deepcode" && /^socks5h:/i.test(read.proxy);
+  const socks5 = dialect === "deepcode" && proxyScheme(read.proxy) === "socks5h";
   // Kept, not shown: a secret may be among them.
   const credentials =
     shown === read.proxy ? "" : ", with the user name and password its URL gives now before the host";
@@ -403,6 +404,31 @@ function unspokenProxy(hookUrl: string, dialect: string, env: Env): Check | unde
     goOn: true,
     line: `proxy: ${agent} posts to ${url.host} through the proxy of ${variable}, ${shown}, but ${read.unspoken}: every hook fails and the tool call runs as if no hook had answered`,
     fix: `${socks5 ? `write ${variable} as ${shown.replace(/^socks5h:/i, "socks5:")}${credentials}, which deepcode's client takes as socks5h:// asks (the proxy resolves the name)` : `point ${variable} at an http proxy (http://host:port)`}; or, for the agent to connect to ${url.hostname} directly, add ${url.hostname} to ${read.noProxy ?? "NO_PROXY"} in the shell that starts the agent`,
+  };
+}
+
+/**
+ * A failed check where deepcode's hooks go through a SOCKS5 proxy whose URL escapes a character
+ * of its user name or password (`us%40er`, and `us@er`, which a URL escapes so): undici's
+ * ProxyAgent, deepcode's client, hands its SOCKS5 client the URL's own, escapes and all (undici
+ * 7.30, checked over a loopback SOCKS5 server), where curl and hookgate's client decode them. A
+ * proxy that takes them decoded refuses every hook; the checks after it, made by hookgate's
+ * client, go on through the proxy.
+ */
+function escapedSocksCredentials(hookUrl: string, dialect: string, env: Env): Check | undefined {
+  if (dialect !== "deepcode") return undefined;
+  const read = agentProxy(hookUrl, dialect, env);
+  if (!read.used || read.proxy === undefined || socksVersion(read.proxy, "undici") !== 5) return undefined;
+  const { username, password } = URL.canParse(read.proxy)
+    ? new URL(read.proxy)
+    : { username: "", password: "" };
+  if (!`${username}${password}`.includes("%")) return undefined;
+  const variable = read.from ?? "HTTPS_PROXY";
+  return {
+    ok: false,
+    goOn: true,
+    line: `proxy: deepcode posts to ${new URL(hookUrl).host} through the SOCKS5 proxy of ${variable}, ${withoutUserinfo(read.proxy)}, but its http client (undici's ProxyAgent) sends the user name and password of the proxy's URL as the URL writes them, escapes and all (%40 for @), where curl and these checks decode them: a proxy that takes them decoded refuses every hook, and the tool call runs as if no hook had answered`,
+    fix: `give the proxy a user name and password that a URL writes as they are (letters, digits and - . _ ~), or point ${variable} at an http proxy, whose user name and password deepcode's client decodes`,
   };
 }
 

@@ -548,6 +548,38 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     expect(written.code, written.stdout).toBe(0);
   });
 
+  it("fails a proxy check where deepcode's client sends its SOCKS5 proxy's user name and password still escaped", async () => {
+    // undici's ProxyAgent (7.30, deepcode's client) hands its SOCKS5 client the URL's user name
+    // and password as written, escapes and all (checked over this loopback SOCKS5 server), where
+    // hookgate's client decodes them as curl does: every check passed through a proxy that
+    // refused each of deepcode's hooks.
+    const proxy = await socksProxy({ authenticate: true });
+    const port = new URL(proxy.url).port;
+    const target = new URL(server.url).host;
+    const escaped = await doctorIn(`${server.url}/v1/hooks/deepcode`, {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: `socks5://us%40er:p%3Ass@127.0.0.1:${port}`,
+    });
+    expect(escaped.code, escaped.out).toBe(1);
+    expect(lines(escaped.out)).toEqual([
+      `✗ proxy: deepcode posts to ${target} through the SOCKS5 proxy of HTTPS_PROXY, socks5://127.0.0.1:${port}, but its http client (undici's ProxyAgent) sends the user name and password of the proxy's URL as the URL writes them, escapes and all (%40 for @), where curl and these checks decode them: a proxy that takes them decoded refuses every hook, and the tool call runs as if no hook had answered`,
+      expect.stringMatching(/^✓ gateway answers/),
+      expect.stringMatching(/^✓ token/),
+      expect.stringMatching(/^✓ sample PreToolUse Bash "rm -rf \/" → deny/),
+    ]);
+    expect(escaped.out).toContain(
+      "fix: give the proxy a user name and password that a URL writes as they are (letters, digits and - . _ ~), or point HTTPS_PROXY at an http proxy, whose user name and password deepcode's client decodes",
+    );
+    expect(escaped.out).not.toContain("p%3Ass");
+    expect(proxy.credentials).toEqual(["us@er:p:ss", "us@er:p:ss", "us@er:p:ss"]);
+    // Without an escape the URL's are sent as written by both.
+    const plain = await doctorIn(`${server.url}/v1/hooks/deepcode`, {
+      HOOKGATE_TOKEN: TOKEN,
+      HTTPS_PROXY: `socks5://user:pass@127.0.0.1:${port}`,
+    });
+    expect(plain.code, plain.out).toBe(0);
+  });
+
   it("says to keep the user name and password of deepcode's socks5h:// proxy in the socks5:// URL it gives, not what they are", async () => {
     // The fix wrote the socks5:// URL without them: copied, the proxy got no user name.
     const port = await refusingPort();
