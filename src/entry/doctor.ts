@@ -384,7 +384,7 @@ function loopbackThroughProxy(
  * A failed check when the agent's http hooks go through a proxy whose protocol its client does
  * not speak (`unspoken`: a SOCKS proxy to Claude Code, a socks5h:// or SOCKS4 one to deepcode):
  * every hook fails, a non-blocking error, and the tool call runs as if no hook had answered. The
- * checks after it go on, through that proxy where hookgate's client speaks it (SOCKS5): they
+ * checks after it go on, through that proxy (hookgate's client speaks SOCKS5 and SOCKS4): they
  * still say whether the gateway answers.
  */
 function unspokenProxy(hookUrl: string, dialect: string, env: Env): Check | undefined {

@@ -11,7 +11,8 @@ import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:
 import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest, leftCoded } from "../../src/adapters/gateway-client/node.js";
 import { forwardProxy } from "../support/forward-proxy.js";
-import { listenUntilDone } from "../support/loopback.js";
+import { listenUntilDone, refusingPort } from "../support/loopback.js";
+import { socks4Proxy } from "../support/socks-proxy.js";
 import { httpsServer, SERVER_TLS } from "../support/tls.js";
 
 const json = () => '{"decision":"block","reason":"é"}';
@@ -401,15 +402,16 @@ describe("gatewayRequest", () => {
   });
 
   it.each([
-    ["directly", false],
-    ["through an http proxy's tunnel", true],
+    ["directly", undefined],
+    ["through an http proxy's tunnel", forwardProxy],
+    ["through a SOCKS4 proxy", socks4Proxy],
   ])(
     "says a gateway certificate signed by a CA Node does not trust is fixed with NODE_EXTRA_CA_CERTS, %s",
     async (_, proxied) => {
       // A private CA's server that sends no chain fails as UNABLE_TO_VERIFY_LEAF_SIGNATURE, which
       // names no CERT: it got no fix, and doctor sent its user to start a gateway that ran.
       const port = await httpsServer((_req, res) => res.end("{}"));
-      const proxy = proxied ? await forwardProxy() : undefined;
+      const proxy = proxied ? await proxied() : undefined;
       const result = await gatewayRequest({
         method: "GET",
         url: `https://127.0.0.1:${port}/healthz`,
@@ -518,20 +520,36 @@ describe("gatewayRequest", () => {
     },
   );
 
-  it("says to keep the user name and password of a SOCKS4 proxy's URL in the SOCKS5 URL it gives, not what they are", async () => {
-    // The fix wrote the SOCKS5 URL without them: copied, the proxy got no user name.
-    const url = await serve((_req, res) => res.end("{}"));
+  it.each([
+    ["socks4", "127.0.0.1"],
+    ["socks4a", "localhost"],
+  ])("goes through a %s:// proxy as curl does, the gateway's name sent as %s", async (scheme, sent) => {
+    // socks4:// has the name resolved here (SOCKS4 carries an IPv4 address), socks4a:// sends it.
+    const port = await listenUntilDone(createServer((_req, res) => res.end('{"ok":1}')));
+    const proxy = await socks4Proxy();
     const result = await gatewayRequest({
       method: "GET",
-      url: `${url}/healthz`,
+      url: `http://localhost:${port}/healthz`,
       timeoutMs: 5000,
-      proxy: "socks4://me:s3cret@127.0.0.1:1080",
+      proxy: proxy.url.replace("socks4:", `${scheme}:`).replace("//", "//me:unsent@"),
+    });
+    expect(result.ok, JSON.stringify(result)).toBe(true);
+    expect(proxy.seen).toEqual([`${sent}:${port}`]);
+    expect(proxy.userIds).toEqual(["me"]);
+  });
+
+  it("says that a SOCKS4 proxy refused the connection, naming the gateway's host and port", async () => {
+    const port = await refusingPort();
+    const proxy = await socks4Proxy();
+    const result = await gatewayRequest({
+      method: "GET",
+      url: `http://127.0.0.1:${port}/healthz`,
+      timeoutMs: 5000,
+      proxy: proxy.url,
     });
     expect(result).toEqual({
       ok: false,
-      error:
-        "the proxy socks4://127.0.0.1:1080 is a SOCKS4 one, which hookgate's client does not speak (SOCKS5 alone)",
-      fix: "if the proxy speaks SOCKS5 too, as most do (ssh -D, Dante), write it so in HTTPS_PROXY or HTTP_PROXY: socks5h://127.0.0.1:1080, with the user name and password its URL gives now before the host",
+      error: `request to http://127.0.0.1:${port}/healthz through the proxy ${proxy.url} failed: the SOCKS4 proxy refused the connection to 127.0.0.1:${port} (91)`,
     });
   });
 

@@ -63,7 +63,11 @@ const NETWORK_MODULES = /^(undici|node:(net|tls|http|https|http2|dgram)|net|tls|
  * side, posting to the gateway URL the user typed as an agent's hook would; it is not an
  * outbound call configured by a policy, so the egress guard has nothing to judge there.
  */
-const CLIENT_SIDE = new Set(["adapters/gateway-client/node.ts", "adapters/gateway-client/proxied.ts"]);
+const CLIENT_SIDE = new Set([
+  "adapters/gateway-client/node.ts",
+  "adapters/gateway-client/proxied.ts",
+  "adapters/gateway-client/socks4.ts",
+]);
 
 /**
  * The Node composition root creates the listening server (node:http `createServer`); it accepts

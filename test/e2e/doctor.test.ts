@@ -9,7 +9,7 @@ import { doctorCommand, type Resolve } from "../../src/entry/doctor.js";
 import { forwardProxy } from "../support/forward-proxy.js";
 import { listenUntilDone, refusingPort } from "../support/loopback.js";
 import { BIN, childEnv, ROOT, runCli, type ServerProcess, startServerProcess } from "../support/process.js";
-import { socksProxy } from "../support/socks-proxy.js";
+import { socks4Proxy, socksProxy } from "../support/socks-proxy.js";
 import { tempDir } from "../support/temp.js";
 
 const TOKEN = "hookgate-dev-token";
@@ -547,6 +547,30 @@ describe("hookgate doctor", { timeout: 90_000 }, () => {
     });
     expect(written.code, written.stdout).toBe(0);
   });
+
+  it.each(["socks4", "socks4a", "socks"])(
+    "checks a deepagents route through its %s:// proxy, which its hook's curl speaks as SOCKS4",
+    async (scheme) => {
+      // hookgate's client spoke no SOCKS4: every check failed at a proxy the hook went through.
+      const proxy = await socks4Proxy();
+      const port = new URL(proxy.url).port;
+      const { code, out } = await doctorIn(`${server.url}/v1/hooks/deepagents`, {
+        HOOKGATE_AUTH: TOKEN,
+        ALL_PROXY: `${scheme}://hook%40user:unsent@127.0.0.1:${port}`,
+      });
+      expect(code, out).toBe(0);
+      expect(lines(out)).toEqual([
+        expect.stringMatching(/^✓ gateway answers/),
+        expect.stringMatching(/^✓ token/),
+        expect.stringMatching(/^✓ sample PreToolUse Bash "rm -rf \/" → deny/),
+      ]);
+      // SOCKS4A sends the name for the proxy to resolve; an address is sent as it is.
+      const target = new URL(server.url).host;
+      expect(proxy.seen).toEqual([target, target, target]);
+      // The user name as the user ID, decoded as curl sends it; SOCKS4 has no password.
+      expect(proxy.userIds).toEqual(["hook@user", "hook@user", "hook@user"]);
+    },
+  );
 
   it("fails a proxy check where deepcode's client sends its SOCKS5 proxy's user name and password still escaped", async () => {
     // undici's ProxyAgent (7.30, deepcode's client) hands its SOCKS5 client the URL's user name

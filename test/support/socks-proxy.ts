@@ -85,3 +85,55 @@ export async function socksProxy(
   const port = await listenUntilDone(closable);
   return { url: `socks5h://127.0.0.1:${port}`, seen, credentials };
 }
+
+/**
+ * A SOCKS4 proxy, with SOCKS4A's names, that connects to the address or name each client asks
+ * for and records each (`host:port`) and the user ID it sent. It answers 91 (refused) where the
+ * target refuses, and closes any other greeting (SOCKS5's).
+ */
+export async function socks4Proxy(): Promise<{ url: string; seen: string[]; userIds: string[] }> {
+  const seen: string[] = [];
+  const userIds: string[] = [];
+  const sockets = new Set<Socket>();
+  const reply = (code: number) => Buffer.from([0, code, 0, 0, 0, 0, 0, 0]);
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.on("close", () => sockets.delete(client));
+    client.on("error", () => client.destroy());
+    let buffered = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      // VN 4, CD 1 (CONNECT), DSTPORT, DSTIP, USERID NUL, and after a DSTIP of 0.0.0.x a name NUL.
+      if (buffered[0] !== 4 || (buffered.length > 1 && buffered[1] !== 1)) return void client.destroy();
+      const userEnd = buffered.indexOf(0, 8);
+      if (userEnd < 0) return;
+      const named = buffered[4] === 0 && buffered[5] === 0 && buffered[6] === 0 && buffered[7] !== 0;
+      const nameEnd = named ? buffered.indexOf(0, userEnd + 1) : userEnd;
+      if (nameEnd < 0) return;
+      client.off("data", onData);
+      const port = buffered.readUInt16BE(2);
+      const host = named
+        ? buffered.subarray(userEnd + 1, nameEnd).toString("latin1")
+        : [...buffered.subarray(4, 8)].join(".");
+      userIds.push(buffered.subarray(8, userEnd).toString("utf8"));
+      seen.push(`${host}:${port}`);
+      const rest = buffered.subarray(nameEnd + 1);
+      const upstream = connect(port, host, () => {
+        client.write(reply(90));
+        if (rest.length > 0) upstream.write(rest);
+        upstream.pipe(client).pipe(upstream);
+      });
+      sockets.add(upstream);
+      upstream.on("close", () => sockets.delete(upstream));
+      upstream.on("error", () => client.end(reply(91)));
+    };
+    client.on("data", onData);
+  });
+  const closable = Object.assign(server, {
+    closeAllConnections: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  });
+  const port = await listenUntilDone(closable);
+  return { url: `socks4://127.0.0.1:${port}`, seen, userIds };
+}

@@ -5,18 +5,19 @@
  * gateway's request goes to the proxy in absolute form, as curl sends it, an https one's through
  * a CONNECT tunnel: a proxy set as Squid is by default refuses a CONNECT to any port but 443, and
  * an http gateway listens on another (8787). A SOCKS5 proxy is spoken to by undici's own SOCKS5
- * client; a SOCKS4 one is refused, saying so. Loaded only when a proxy is used: undici costs a
+ * client, a SOCKS4 one as curl speaks it (socks4.ts). Loaded only when a proxy is used: undici costs a
  * command hook's run about 70 ms to load.
  */
 import { isIP } from "node:net";
 import { setFlagsFromString } from "node:v8";
-import { type buildConnector, Pool, ProxyAgent, Socks5ProxyAgent } from "undici";
+import { type buildConnector, type Dispatcher, Pool, ProxyAgent, Socks5ProxyAgent } from "undici";
 import { flatHeaders } from "../../core/answer-headers.js";
 import { errorMessage } from "../../core/errors.js";
-import { socksVersion } from "../../core/proxy-scheme.js";
+import { proxyScheme, socksVersion } from "../../core/proxy-scheme.js";
 import { describeTlsFailure, type TlsFixPlace } from "../../core/tls-failure.js";
 import { withoutUserinfo } from "../../core/url-userinfo.js";
 import { decodedAnswer, GATEWAY, type GatewayRequest, type GatewayResult } from "./node.js";
+import { type Socks4Route, socks4Agent } from "./socks4.js";
 
 // undici parses the answer with WebAssembly, compiled at its first request; V8 then compiles the
 // parser's busiest function again, optimised, in the background, and the process cannot exit
@@ -51,24 +52,24 @@ export async function proxiedRequest(
   const via = `through the proxy ${shownProxy}`;
   // curl's socks:// (deepagents' hook) comes here as socks4:// (agent-proxy.ts, proxyFor).
   const socks = socksVersion(proxy, "undici");
-  // One whose URL does not parse is told so below, as any proxy's, naming it.
-  if (socks === 4 && URL.canParse(proxy))
-    return socks4Refusal(new URL(proxy), shownProxy, proxyVariables(request));
   if (socks === 5) spendSocksNotice();
-  let agent: ProxyAgent;
+  let agent: Dispatcher;
   // The connection to the proxy itself, and how it failed, if it did: its TLS failures are told
   // from the gateway's through the tunnel, which undici reports alike.
   const toProxy = { failure: undefined as unknown };
   try {
-    agent = new ProxyAgent({
-      // undici's SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks
-      // curl to, and takes no socks5h:// ("Invalid URL protocol"). (curl resolves the name of a
-      // socks5:// one itself: the same gateway, but for a name only the proxy can resolve.)
-      uri: socks === 5 ? proxy.replace(/^socks5h:/i, "socks5:") : proxy,
-      proxyTunnel: false,
-      clientFactory: proxyClient(toProxy),
-      ...(socks === 5 ? socksCredentials(proxy) : proxyCredentials(proxy)),
-    });
+    agent =
+      socks === 4
+        ? socks4Agent(socks4Route(proxy, request.timeoutMs))
+        : new ProxyAgent({
+            // undici's SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks
+            // curl to, and takes no socks5h:// ("Invalid URL protocol"). (curl resolves the name of a
+            // socks5:// one itself: the same gateway, but for a name only the proxy can resolve.)
+            uri: socks === 5 ? proxy.replace(/^socks5h:/i, "socks5:") : proxy,
+            proxyTunnel: false,
+            clientFactory: proxyClient(toProxy),
+            ...(socks === 5 ? socksCredentials(proxy) : proxyCredentials(proxy)),
+          });
   } catch (e) {
     return {
       ok: false,
@@ -126,19 +127,15 @@ export async function proxiedRequest(
   }
 }
 
-/**
- * The failure for a SOCKS4 proxy, with the SOCKS5 URL to write instead: its user name and
- * password kept, where its URL gives them, but not shown, as a secret may be among them.
- */
-function socks4Refusal(proxy: URL, shownProxy: string, variables: string): GatewayResult {
-  const credentials =
-    proxy.username || proxy.password
-      ? ", with the user name and password its URL gives now before the host"
-      : "";
+/** How a SOCKS4 proxy's URL asks it (socks4.ts): socks4a:// has the proxy resolve the name. */
+function socks4Route(proxy: string, timeoutMs: number): Socks4Route {
+  const { hostname, port, username } = new URL(proxy);
   return {
-    ok: false,
-    error: `the proxy ${shownProxy} is a SOCKS4 one, which hookgate's client does not speak (SOCKS5 alone)`,
-    fix: `if the proxy speaks SOCKS5 too, as most do (ssh -D, Dante), write it so in ${variables}: socks5h://${proxy.host}${credentials}`,
+    host: hostname.replace(/^\[|\]$/g, ""),
+    port: Number(port) || 1080,
+    sendsName: proxyScheme(proxy) === "socks4a",
+    userId: decoded(username, "user name"),
+    timeoutMs,
   };
 }
 
