@@ -9,7 +9,7 @@
 import { createNotification, type DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { HookEvent } from "../core/hook-event.js";
-import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
+import { maskString, maskValue, scrubSecretsAcrossControls } from "../core/mask.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import { maybeSentBy, notSentBy, type Queue } from "../core/queue.js";
 import { type ToldFailure, toldFailure } from "../core/recurring-failure.js";
@@ -304,7 +304,10 @@ export function createNotifier(deps: NotifyDeps): Notifier {
       // Stored as a sink's body shows it (sinks.ts `sinkJson`), a lone surrogate as U+FFFD: SQLite
       // writes one as bytes no UTF-8 reader takes, read back as three U+FFFD, where KV's JSON keeps
       // it, and one call was named two ways on Node and Workers.
-      const tool = { toolName: wellFormed(toolName), summary: wellFormed(summarize(event, input.secrets)) };
+      const tool = {
+        toolName: wellFormed(shownToolName(event.toolName, input.secrets)),
+        summary: wellFormed(summarize(event, input.secrets)),
+      };
       // Under the session, and under the session and the tool's name, for a prompt naming it.
       const byName = teamKey(input.team, event.sessionId, toolName);
       const keys = byName === undefined ? [sessionKey] : [sessionKey, byName];
@@ -494,7 +497,7 @@ async function correlate(
   if (event.name === "tool.use" && event.toolName) {
     half = {
       kind: "use",
-      toolName: capString(event.toolName, NAME_MAX),
+      toolName: shownToolName(event.toolName, secrets),
       toolArgs: maskValue(event.toolInput ?? {}, secrets) as Record<string, unknown>,
     };
   } else if (event.name === "tool.result") {
@@ -505,7 +508,9 @@ async function correlate(
       status: maskValue(String(event.payload.tool_status ?? "unknown"), secrets, NAME_MAX) as string,
       // Masked whole, then cut: cut first, a key block lost its END line and was shown.
       output:
-        typeof output === "string" ? sliceCodePoints(maskString(scrubSecrets(output, secrets)), 500) : "",
+        typeof output === "string"
+          ? sliceCodePoints(maskString(scrubSecretsAcrossControls(output, secrets)), 500)
+          : "",
     };
   }
   if (!half) return undefined;
@@ -519,6 +524,15 @@ async function correlate(
   return other.kind === "use"
     ? { toolId, toolUse: { toolName: other.toolName, toolArgs: other.toolArgs } }
     : { toolId, toolResult: { status: other.status, output: other.output } };
+}
+
+/**
+ * A tool's name as a message shows it: the agent's text (an MCP server's name is the user's to
+ * choose), masked and cut as the event's own copy is (maskValue), where the name the prompt's
+ * key reads stays as sent.
+ */
+function shownToolName(name: string, secrets: readonly string[] = []): string {
+  return maskValue(name, secrets, NAME_MAX) as string;
 }
 
 /** The longest summary of a remembered tool call, in UTF-16 units. */

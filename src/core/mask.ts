@@ -118,10 +118,11 @@ export function maskValue(value: unknown, secrets: readonly string[] = [], maxSt
 
 /**
  * What of `text` can show once it is cut at `max` UTF-16 units, scrubbed of the policy's secrets
- * and masked by shape (`shape`, given text that may hold one), and how many units past that head
- * were not read. Only the head is masked: every shape is shorter than MASK_WINDOW, so one that
- * starts before the cut ends inside it, and a 1 MiB string costs what 18 KiB does. Scrubbed before
- * the cut, so that a cut never leaves the start of a secret showing.
+ * (one split by control characters too) and masked by shape (`shape`, given text that may hold
+ * one), and how many units past that head were not read. Only the head is masked: every shape is
+ * shorter than MASK_WINDOW, so one that starts before the cut ends inside it, and a 1 MiB string
+ * costs what 18 KiB does. Scrubbed before the cut, so that a cut never leaves the start of a secret
+ * showing.
  */
 export function maskedHead(
   text: string,
@@ -130,7 +131,7 @@ export function maskedHead(
   shape: (text: string) => string = maskShapes,
 ): { masked: string; dropped: number } {
   const head = text.length > max + MASK_WINDOW ? text.slice(0, max + MASK_WINDOW) : text;
-  const scrubbed = scrubSecrets(head, secrets);
+  const scrubbed = scrubSecretsAcrossControls(head, secrets);
   return {
     masked: MAY_HOLD_SECRET.test(scrubbed) ? shape(scrubbed) : scrubbed,
     dropped: text.length - head.length,
@@ -257,6 +258,17 @@ function needlesOf(secrets: readonly string[]): readonly string[] {
  */
 export function scrubSecrets(text: string, secrets: readonly string[]): string {
   return scrub(text, secrets, maskEvery);
+}
+
+/**
+ * `scrubSecrets` for the agent's own text (an event's strings), read across the control
+ * characters too: a tab or a line end that a terminal's wrapping or a paste put inside a secret
+ * hides it from a plain search, and a person reading the message joins it again. Across nothing
+ * else: masking is for a secret some text split by accident, not for one an agent spells apart
+ * (a space, quotes, `$'\x..'`), which no search of the text can catch.
+ */
+export function scrubSecretsAcrossControls(text: string, secrets: readonly string[]): string {
+  return secrets.length === 0 ? text : scrubAcross(text, secrets, CONTROLS);
 }
 
 /**

@@ -420,6 +420,54 @@ describe("createNotifier", () => {
     expect(job?.notification.relatedTool?.toolName.length).toBeLessThan(400);
   });
 
+  it("masks a remembered tool name that holds a secret, as the event's own copy is", async () => {
+    // An MCP tool's name is its server's and the tool's, which a user may have named with a token.
+    const { send, jobs } = setup();
+    const secret = "ptok-9f8e7d6c5b4a3928";
+    const token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const pre = { session_id: "s", transcript_path: "/t", cwd: "/p", hook_event_name: "PreToolUse" };
+    await send(
+      { ...pre, tool_name: `mcp__${secret}__run`, tool_input: {} },
+      { notify: [], secrets: [secret] },
+    );
+    await send(permissionPrompt("s", "m"));
+    await send({ ...pre, tool_name: `mcp__gh-${token}__run`, tool_input: {} }, { notify: [] });
+    await send(permissionPrompt("s", "m"));
+    // deepagents' tool.use, carried with its tool.result.
+    await send({ event: "tool.use", tool_name: `x-${token}`, tool_id: "c3", tool_args: {} }, { notify: [] });
+    await send({
+      event: "tool.result",
+      tool_name: "x",
+      tool_id: "c3",
+      tool_args: {},
+      tool_status: "success",
+    });
+    const all = await jobs();
+    expect(
+      all.map((j) => j.notification.relatedTool?.toolName ?? j.notification.correlation?.toolUse?.toolName),
+    ).toEqual(["mcp__[masked]__run", "mcp__gh-[masked]__run", "x-[masked]"]);
+  });
+
+  it("masks a policy secret an agent's text holds with a tab or a line end inside it", async () => {
+    // A token wrapped by a terminal or pasted with a tab still shows to a person who reads the
+    // message; what masking catches is the secret as some text around it split it by accident.
+    const { send, jobs } = setup();
+    const secret = "ptok-9f8e7d6c5b4a3928";
+    const split = (by: string) => `${secret.slice(0, 9)}${by}${secret.slice(9)}`;
+    await send(
+      {
+        session_id: "s",
+        transcript_path: "/t",
+        cwd: "/p",
+        hook_event_name: "UserPromptSubmit",
+        prompt: `use ${split("\t")} and ${split("\r\n")}`,
+      },
+      { secrets: [secret] },
+    );
+    const [job] = await jobs();
+    expect(job?.notification.event.prompt).toBe("use [masked] and [masked]");
+  });
+
   it("remembers no tool call the client is told to deny: it never runs, and no prompt asks for it", async () => {
     // A Bash call waiting on its prompt, and another the policy denied meanwhile (an agent's
     // parallel calls): the prompt was told as one for the denied command, which never ran.

@@ -1552,6 +1552,16 @@ describe("maskValue with the policy's secrets", () => {
     expect(masked.deep[0]).not.toContain("hgk_");
     expect(masked.deep[0]).toContain(MASK);
   });
+
+  it("reads them across a control character inside, and across nothing else", () => {
+    const secret = "hgk_9f8e7d6c5b4a39281706";
+    const split = (by: string) => `${secret.slice(0, 8)}${by}${secret.slice(8)}`;
+    const masked = maskValue({ a: [`x ${split("\t")} y`, split("\n"), split("\u200b"), split(" ")] }, [
+      secret,
+    ]);
+    // A space is a word apart: an agent spelling a secret apart is no accident masking can catch.
+    expect(masked).toEqual({ a: [`x ${MASK} y`, MASK, MASK, split(" ")] });
+  });
 });
 
 describe("the private key shape", () => {
