@@ -45,9 +45,13 @@ export function escapeControls(text: string): string {
  * and the others a chat shows as nothing just the same: the invisible operators (U+2061 to
  * U+2064), the soft hyphen, the combining grapheme joiner, the Hangul fillers, the Mongolian
  * vowel separator, the variation selectors and the tag characters. `r\u2063m` reads `rm` as
- * `r\u200bm` does.
+ * `r\u200bm` does. And the C0 and C1 controls and DEL but a tab and a line feed, which a chat
+ * shows nothing of either but which act where its text is read on: a NUL ends a C string, an ESC
+ * starts a terminal's sequence (a bridge to IRC, a log), a lone CR sends a line back to its start.
  */
-const INVISIBLE_CONTROLS_AND_JOINERS = /\p{Default_Ignorable_Code_Point}/gu;
+const INVISIBLE_CONTROLS_AND_JOINERS =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]|\p{Default_Ignorable_Code_Point}/gu;
 /**
  * Those but the joiners and the variation selectors, which words need: Persian and the Indic
  * scripts write with the joiners, an emoji is joined by them and given its colours by U+FE0F, and
@@ -56,7 +60,8 @@ const INVISIBLE_CONTROLS_AND_JOINERS = /\p{Default_Ignorable_Code_Point}/gu;
  * and digits and a cancel tag (UTS #51's emoji tag sequence): matched whole first, it is kept.
  */
 const INVISIBLE_CONTROLS =
-  /(\u{1f3f4}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{3,6}\u{e007f})|(?![\u200c\u200d]|\p{Variation_Selector})\p{Default_Ignorable_Code_Point}/gu;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is its purpose.
+  /(\u{1f3f4}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{3,6}\u{e007f})|(\r\n?)|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]|(?![\u200c\u200d]|\p{Variation_Selector})\p{Default_Ignorable_Code_Point}/gu;
 
 /**
  * `text` with only the invisible characters but the joiners and variation selectors written
@@ -64,10 +69,14 @@ const INVISIBLE_CONTROLS =
  * own but one of these would make a command read as another (Trojan Source, CVE-2021-42574), or a
  * name as the one it is not (`r\u200bm` reads `rm`). A mark shows nothing, and turns the digits
  * and punctuation beside it right to left: a name's `10.20` may read `20.10`. The joiners stay, as
- * `withoutControlsButLines` keeps them: words need them, and so does a subdivision's flag.
+ * `withoutControlsButLines` keeps them: words need them, and so does a subdivision's flag. A CR,
+ * alone or before a line feed, is a line end there, as `withoutControlsButLines` writes it (a
+ * Windows agent's text); a command's, shown as code, is an escape: it is part of what runs.
  */
 export function escapeInvisibleControls(text: string): string {
-  return text.replace(INVISIBLE_CONTROLS, (c, flag: string | undefined) => flag ?? escaped(c));
+  return text.replace(INVISIBLE_CONTROLS, (c, flag: string | undefined, lineEnd: string | undefined) =>
+    lineEnd === undefined ? (flag ?? escaped(c)) : "\n",
+  );
 }
 
 /**

@@ -626,6 +626,70 @@ describe("buildSinkRequest: chat text that hides a character", () => {
   });
 });
 
+describe("buildSinkRequest: chat text with control characters", () => {
+  const sinks: ResolvedSink[] = [
+    { type: "slack", url: "https://hooks.slack.com/services/T/B/x" },
+    { type: "discord", url: "https://discord.com/api/webhooks/1/x" },
+  ];
+  /** Every string of a sink's body, as the chat client reads it (the body's JSON parsed). */
+  const shownStrings = async (sink: ResolvedSink, n: Notification) => {
+    const found: string[] = [];
+    const walk = (value: unknown): void => {
+      if (typeof value === "string") found.push(value);
+      else if (value !== null && typeof value === "object")
+        for (const item of Object.values(value)) walk(item);
+    };
+    walk(JSON.parse((await buildSinkRequest(sink, n, CREATED_AT)).body));
+    return found.join("\n");
+  };
+  // A NUL ends a C string, an ESC starts a terminal's sequence where a message is read in one
+  // (a bridge, a log), and a lone CR hides the start of its line in some; none shows a thing.
+  const acting = "\u0000\u0007\u001b[31m\u007f\u0085\u009b";
+  const n = notification({
+    reason: `ok${acting} then`,
+    event: {
+      ...notification().event,
+      session_id: "\u001b[2J1911b",
+      cwd: `/srv/app\u0000/proj`,
+      tool_name: "Bash\u001b",
+      tool_input: { command: `rm -rf /srv/x\r${acting}` },
+    },
+  });
+  const prompt = notification({
+    eventName: "Notification",
+    decision: "none",
+    event: { hook_event_name: "Notification", message: `line one\r\nline two\rthree${acting}` },
+  });
+
+  /** The text as Discord shows its markdown, each character a backslash escapes as written. */
+  const unmarked = (sink: ResolvedSink, text: string) =>
+    sink.type === "discord" ? text.replace(/\\([\\*_~`|[\]()<>#-])/g, "$1") : text;
+
+  it.each(sinks)(
+    "%o writes each control character but a tab and a line end as its \\u escape",
+    async (sink) => {
+      for (const shown of [n, prompt]) {
+        const text = await shownStrings(sink, shown);
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the test.
+        expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+      }
+      const text = unmarked(sink, await shownStrings(sink, n));
+      expect(text).toContain("ok\\u0000\\u0007\\u001b[31m\\u007f\\u0085\\u009b then");
+      // A command must read as what runs: its CR is shown, not made a line end.
+      expect(text).toContain("rm -rf /srv/x\\u000d\\u0000");
+      expect(text).toContain("\\u001b[2J");
+      expect(text).toContain("/srv/app\\u0000/proj");
+    },
+  );
+
+  // In the agent's words a CR is a line end, as the agent's terminal shows it
+  // (`withoutControlsButLines`): CRLF and a lone CR are the message's own line breaks.
+  it.each(sinks)("%o makes a CR in the words of a message a line end", async (sink) => {
+    const text = unmarked(sink, await shownStrings(sink, prompt));
+    expect(text).toMatch(/line one\n>? ?line two\n>? ?three\\u0000/);
+  });
+});
+
 describe("buildSinkRequest: a whole message cut to its limit", () => {
   // The pieces fit their budgets, but a long command, a message of many short lines (each quoted)
   // and a reason together pass a Slack section's 3 000 or a Discord description's 4 096
@@ -916,9 +980,9 @@ describe("buildSinkRequest: discord", () => {
     expect(embed.fields.find((f) => f.name === "Type")?.value).toBe("-");
   });
 
-  // A direction mark, a zero-width character or a soft hyphen is no longer among them: it is shown
-  // as its escape (`\u200e`, `\u200b`, `\u00ad`).
-  it.each(["\u0001", "\u001f\u0085", "\ufff9", " \u0000\ufff9 "])(
+  // A direction mark, a zero-width character, a soft hyphen or a C0 or C1 control is no longer
+  // among them: it is shown as its escape (`\u200e`, `\u200b`, `\u00ad`, `\u0001`).
+  it.each(["\ufff9", " \ufff9\ufffa "])(
     "shows a field of nothing but control and format characters (%j) as a dash, as Discord strips them and refuses it empty",
     async (invisible) => {
       const n = notification({
@@ -929,6 +993,15 @@ describe("buildSinkRequest: discord", () => {
       expect(embed.fields.find((f) => f.name === "Type")?.value).toBe("-");
     },
   );
+
+  it("shows a field of control characters as their escapes", async () => {
+    const n = notification({
+      eventName: "Notification",
+      event: { session_id: SESSION, hook_event_name: "Notification", notification_type: " \u0001\u0085 " },
+    });
+    const embed = (await discordBody(n)).embeds[0] as Embed;
+    expect(embed.fields.find((f) => f.name === "Type")?.value).toBe(" \\\\u0001\\\\u0085 ");
+  });
 });
 
 describe("buildSinkRequest: webhook", () => {
