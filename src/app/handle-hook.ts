@@ -17,7 +17,7 @@ import { type CompiledRule, type Policy, sendsNotifications } from "../core/poli
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
 import { type Answer, renderDeliverable, renderRequestFailure } from "../core/render.js";
-import { capString, capToFit, utf8Length } from "../core/truncate.js";
+import { capString, capToFit, withinUtf8Bytes } from "../core/truncate.js";
 import type { Notifier } from "./notify.js";
 import type { RemoteActions, RemoteAudit, RemoteInput } from "./remote-actions.js";
 
@@ -889,7 +889,7 @@ const AUDIT_TOOL_INPUT_BYTES = 32 * 1024;
  */
 function auditToolInput(masked: unknown, bodyChars: number): unknown {
   if (bodyChars * 8 <= AUDIT_TOOL_INPUT_BYTES) return masked;
-  const fits = (value: unknown) => utf8Length(JSON.stringify(value)) <= AUDIT_TOOL_INPUT_BYTES;
+  const fits = (value: unknown) => withinUtf8Bytes(JSON.stringify(value), AUDIT_TOOL_INPUT_BYTES);
   if (fits(masked)) return masked;
   // No more characters than bytes fit, so the search runs over the budget's length, not the text's.
   const flatten = (value: unknown) => ({ truncated: JSON.stringify(value).slice(0, AUDIT_TOOL_INPUT_BYTES) });

@@ -10,6 +10,7 @@ import {
   stringOfUnits,
   withoutControlsButLines,
 } from "./escape-controls.js";
+import { setOwnKey } from "./json-object.js";
 import { SECRET_SHAPES as BUNDLED_SHAPES, type SecretShape } from "./mask-shapes.js";
 import { sliceCodePoints } from "./truncate.js";
 
@@ -164,7 +165,7 @@ function maskDeep(value: unknown, run: MaskRun, depth: number): unknown {
   if (Array.isArray(value)) return value.map((item) => maskDeep(item, run, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    ownKey(
+    setOwnKey(
       out,
       key,
       (SECRET_KEY.test(key) || (SECRET_ENV_KEY.test(key) && !DATA_KEY.test(key))) && !NOT_SECRET_KEY.test(key)
@@ -173,18 +174,6 @@ function maskDeep(value: unknown, run: MaskRun, depth: number): unknown {
     );
   }
   return out;
-}
-
-/**
- * Sets `key` on the copy as its own, "__proto__" too (an MCP tool's argument may be so named):
- * assigned, that key set the copy's prototype, so it was dropped from what is logged and sent,
- * and its members read as the copy's own (a `command` shown that the call had not). A plain
- * assignment otherwise: this runs on every decision's audit line.
- */
-function ownKey(out: Record<string, unknown>, key: string, item: unknown): void {
-  if (key === "__proto__")
-    Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
-  else out[key] = item;
 }
 
 /**
@@ -199,7 +188,7 @@ function maskedWhole(value: unknown, numbers: boolean, depth: number): unknown {
   if (Array.isArray(value)) return value.map((item) => maskedWhole(item, numbers, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value))
-    ownKey(out, key, maskedWhole(item, numbers || NUMERIC_SECRET_KEY.test(key), depth + 1));
+    setOwnKey(out, key, maskedWhole(item, numbers || NUMERIC_SECRET_KEY.test(key), depth + 1));
   return out;
 }
 

@@ -13,7 +13,7 @@ import {
 import type { Dialect } from "./hook-event.js";
 import { writeJson } from "./json-write.js";
 import type { DecisionKind, FailMode } from "./policy-schema.js";
-import { capString, largestFitting, longestString, utf8Length } from "./truncate.js";
+import { capString, largestFitting, longestString, utf8Length, withinUtf8Bytes } from "./truncate.js";
 
 export interface Answer {
   readonly status: 200;
@@ -55,8 +55,7 @@ function fits(body: string, dialect: Dialect): boolean {
   // A UTF-16 unit of the body is at most 6 bytes of JSON string (a control character as \u001f).
   if (body.length * 6 + 2 > ANSWER_BYTES && utf8Length(JSON.stringify(body)) > ANSWER_BYTES) return false;
   if (dialect !== "deepagents") return true;
-  // A body of at most a third of the limit in UTF-16 units is within it in UTF-8 bytes.
-  return body.length * 3 <= DEEPAGENTS_OUTPUT_BYTES || utf8Length(body) <= DEEPAGENTS_OUTPUT_BYTES;
+  return withinUtf8Bytes(body, DEEPAGENTS_OUTPUT_BYTES);
 }
 
 /** The most a `dialect`'s answer may take, as `fits` counts it, for a deny that says so. */

@@ -23,8 +23,8 @@ import {
   shorten,
   sliceCodePoints,
   TRUNCATION_MARKER,
-  utf8Length,
   wellFormed,
+  withinUtf8Bytes,
 } from "./truncate.js";
 
 /** What one delivery is about: built from a hook event when a rule's notify applies. */
@@ -337,9 +337,9 @@ function fitJson(
   maxBytes: number,
   flatten: (value: unknown) => unknown,
 ): string {
-  const fits = (candidate: unknown) => utf8Length(serialize(candidate)) <= maxBytes;
+  const fits = (candidate: unknown) => withinUtf8Bytes(serialize(candidate), maxBytes);
   const whole = serialize(value);
-  return utf8Length(whole) <= maxBytes ? whole : serialize(capToFit(value, fits, flatten));
+  return withinUtf8Bytes(whole, maxBytes) ? whole : serialize(capToFit(value, fits, flatten));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@
  * rule's model reads (100,000 characters) and the audit line's reason and tool input.
  */
 
+import { setOwnKey } from "./json-object.js";
+
 export const TRUNCATION_MARKER = "…[truncated by hookgate]";
 
 const MAX_DEPTH = 64;
@@ -20,9 +22,12 @@ export function capStrings(value: unknown, length: number, depth = 0): unknown {
   if (typeof value === "string") return capString(value, length);
   if (value === null || typeof value !== "object" || depth > MAX_DEPTH) return value;
   if (Array.isArray(value)) return value.map((item) => capStrings(item, length, depth + 1));
-  return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, capStrings(item, length, depth + 1)]),
-  );
+  // Copied key by key: the list of entries, a pair per key and the list of those pairs that
+  // `Object.fromEntries` takes cost an event of 20,000 small objects more than the copy itself.
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value))
+    setOwnKey(out, key, capStrings((value as Record<string, unknown>)[key], length, depth + 1));
+  return out;
 }
 
 export function longestString(value: unknown, depth = 0): number {
@@ -114,6 +119,18 @@ export function largestFitting(high: number, fits: (length: number) => boolean):
     else high = middle;
   }
   return low;
+}
+
+/**
+ * Whether `text` is at most `max` bytes as UTF-8, read no further than it must: no UTF-16 unit
+ * takes less than one byte nor more than three (a pair's two take four), so a text of more units
+ * than `max` is over it and one of a third as many within it, uncounted. The test of a candidate
+ * cut to a budget: the copy of a 20,000-object event with its strings cut was 1.6 M characters,
+ * counted one by one against 32 KiB.
+ */
+export function withinUtf8Bytes(text: string, max: number): boolean {
+  if (text.length > max) return false;
+  return text.length * 3 <= max || utf8Length(text) <= max;
 }
 
 export function utf8Length(text: string): number {
