@@ -12,7 +12,13 @@ import { clientDecision, honouredDecision } from "../core/event-capabilities.js"
 import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js";
 import { type Dialect, type HookEvent, routedDialect } from "../core/hook-event.js";
 import { deepEqual } from "../core/json-equal.js";
-import { maskString, maskValue, scrubSecrets } from "../core/mask.js";
+import {
+  MASK_WINDOW,
+  maskString,
+  maskValue,
+  scrubSecrets,
+  scrubSecretsAcrossControls,
+} from "../core/mask.js";
 import { type CompiledRule, type Policy, sendsNotifications } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
@@ -896,9 +902,16 @@ function auditToolInput(masked: unknown, bodyChars: number): unknown {
   return capToFit(masked, fits, flatten);
 }
 
-/** A name the agent sent, cut to AUDIT_NAME_CHARS with the marker. */
-const auditName = (name: string | undefined) =>
-  name === undefined ? undefined : capString(name, AUDIT_NAME_CHARS);
+/**
+ * A name the agent sent, masked as the event's strings are (an MCP server or a session named with
+ * a token; a sink's message masks it so), then cut to AUDIT_NAME_CHARS with the marker. Only the
+ * head a cut leaves is read, as maskValue reads a string.
+ */
+function auditName(name: string | undefined, secrets: readonly string[]): string | undefined {
+  if (name === undefined) return undefined;
+  const head = name.slice(0, AUDIT_NAME_CHARS + MASK_WINDOW);
+  return capString(maskString(scrubSecretsAcrossControls(head, secrets)), AUDIT_NAME_CHARS);
+}
 
 function auditRecord(
   decisionId: string,
@@ -922,9 +935,9 @@ function auditRecord(
     policy: policy.hash,
     team: fields.team,
     client: fields.client,
-    event: auditName(fields.event),
-    tool: auditName(fields.tool),
-    sessionId: auditName(fields.sessionId),
+    event: auditName(fields.event, policy.secrets),
+    tool: auditName(fields.tool, policy.secrets),
+    sessionId: auditName(fields.sessionId, policy.secrets),
     rules: [
       ...(evaluation?.enforced ?? []).map((m) => m.rule.id),
       ...(evaluation?.pending ?? []).map((r) => r.id),

@@ -244,6 +244,23 @@ describe("the audit line and the replay record", () => {
     expect(audit.sessionId).toMatch(/^S{256}…\[truncated by hookgate\]$/);
     expect(audit.toolInput).toEqual({ command: "ls" });
   });
+
+  it("masks a credential in an event name, tool name or session id, as a sink's message does", async () => {
+    const token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const line = await auditLineOf({
+      ...preToolUse,
+      hook_event_name: `Custom ${token}`,
+      session_id: `s-${token}`,
+      tool_name: `mcp__gh-${token}__run`,
+      tool_input: { command: "ls" },
+    });
+    const audit = JSON.parse(line);
+    expect([audit.event, audit.sessionId, audit.tool]).toEqual([
+      "Custom [masked]",
+      "s-[masked]",
+      "mcp__gh-[masked]__run",
+    ]);
+  });
 });
 
 describe("handleHook calls the notifier only for an event with notify work", () => {
