@@ -314,17 +314,16 @@ const LEFT_BY_STRIP = /[\t\n\u200c\u200d]/g;
  * Linear in the text's length, once per needle.
  */
 function scrubAcross(text: string, secrets: readonly string[], skipped: RegExp): string {
-  const matches = matchesUpTo(text, skipped, MATCHES_REPLACED + 1);
-  if (matches === 0) return scrubSecrets(text, secrets);
+  if (text.search(skipped) < 0) return scrubSecrets(text, secrets);
   // A replace, but for a text of many matches, read by where each kept unit stands (`keptAt`).
-  // Counted apart: one pass that noted where each match stands, to choose after it, took four to
-  // eight times as long on a megabyte of line ends.
-  const many = matches > MATCHES_REPLACED;
+  // Each match is a unit or more, so a text of fewer units is not counted. Counted apart: one
+  // pass that noted where each match stands, to choose after it, took four to eight times as long
+  // on a megabyte of line ends.
+  const many =
+    text.length > MATCHES_REPLACED && matchesUpTo(text, skipped, MATCHES_REPLACED + 1) > MATCHES_REPLACED;
   const kept = many ? keptAt(text, skipped) : undefined;
   const read = kept === undefined ? text.replace(skipped, "") : unitsAt(text, kept);
-  const needles = [...new Set(needlesOf(secrets).map((needle) => needle.replace(skipped, "")))].filter(
-    (needle) => needle !== "" && read.includes(needle),
-  );
+  const needles = needlesWithout(secrets, skipped).filter((needle) => read.includes(needle));
   // Where each read character stands is mapped only for a text that holds a secret.
   if (needles.length === 0) return text;
   const at = kept ?? keptAt(text, skipped);
@@ -341,6 +340,26 @@ function scrubAcross(text: string, secrets: readonly string[], skipped: RegExp):
     end = stop;
   }
   return out + text.slice(end);
+}
+
+/** The needles per secrets list and skipped characters, made once: maskValue reads every string of an event so. */
+const NEEDLES_WITHOUT = new WeakMap<readonly string[], Map<RegExp, readonly string[]>>();
+
+/** The secrets' needles with the characters `skipped` matches left out, none empty. */
+function needlesWithout(secrets: readonly string[], skipped: RegExp): readonly string[] {
+  let bySkipped = NEEDLES_WITHOUT.get(secrets);
+  if (bySkipped === undefined) {
+    bySkipped = new Map();
+    NEEDLES_WITHOUT.set(secrets, bySkipped);
+  }
+  let needles = bySkipped.get(skipped);
+  if (needles === undefined) {
+    needles = [...new Set(needlesOf(secrets).map((needle) => needle.replace(skipped, "")))].filter(
+      (needle) => needle !== "",
+    );
+    bySkipped.set(skipped, needles);
+  }
+  return needles;
 }
 
 /**
