@@ -12,7 +12,7 @@ import { discordWaitsInMilliseconds, discordWebhookUrl, isDiscordSlackEndpoint }
 import { describeRawTarget, withoutUrlBlanks } from "./egress/target.js";
 import { escapedUnits, escapeInvisibleCode, escapeInvisibleControls } from "./escape-controls.js";
 import { isRecord } from "./json-object.js";
-import { maskString, scrubSecrets } from "./mask.js";
+import { maskString, scrubbedAcrossControls } from "./mask.js";
 import type { HmacSha256 } from "./ports.js";
 import { readWebhookKey } from "./secret-ref.js";
 import {
@@ -1134,7 +1134,9 @@ function describeBody(
   const message = json?.message ?? json?.error;
   let text = typeof message === "string" ? message : trimmed;
   if (sink === "discord" && json !== undefined) text = describeDiscordError(text, json);
-  const line = maskString(scrubSecrets(text, secrets).replace(/\s+/g, " "));
+  // Read across the body's controls: a line end its server's wrapping put inside a secret it
+  // echoes would be a space between the two halves here.
+  const line = maskString(scrubbedAcrossControls(text, secrets).replace(/\s+/g, " "));
   return `: ${shorten(line, sink === "discord" ? 400 : 200)}`;
 }
 

@@ -2021,6 +2021,14 @@ describe("classifySinkResponse: webhook", () => {
       expect(reason).toContain(`${"x".repeat(195)}[mask…`);
       expect(reason).not.toContain(SECRET.slice(0, 4));
     });
+
+    // A server that wraps its lines put a line end inside the secret it echoes: the reason's
+    // spaces, where the line end was, showed both halves.
+    it.each(["\n", "\r\n", "\t"])("a secret the body splits with %j", (by) => {
+      const split = `${SECRET.slice(0, 10)}${by}${SECRET.slice(10)}`;
+      const verdict = classifySinkResponse("webhook", 400, {}, `bad key ${split} given`, NOW, [SECRET]);
+      expect(verdict.kind === "permanent" && verdict.reason).toContain(": bad key [masked] given");
+    });
   });
 });
 
