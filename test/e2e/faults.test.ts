@@ -879,7 +879,7 @@ describe("a data dir that cannot be used", () => {
   }, 90_000);
 
   it("puts back a queue file deleted under it, its data dir removed whole, with the jobs and dead letters it held", async () => {
-    const { server } = await failingGateway();
+    const { sinks, server } = await failingGateway();
     // Jobs for the four failing sinks: e500's spends its schedule and is dead-lettered; the
     // hanging sink's is still being sent.
     expect((await post(server, bash("rm -rf /x"))).status).toBe(200);
@@ -897,6 +897,9 @@ describe("a data dir that cannot be used", () => {
       30_000,
     );
     expect(told.path).toBe(join(server.dataDir, "queue.sqlite"));
+    // The put-back waits for the deliveries in flight: ends the hanging one, which it would
+    // otherwise wait out (the sink's 15 s timeout). Its job is retried or dead-lettered, held either way.
+    await sinks.close();
     await server.waitForLine((l) => String(l.msg).startsWith("the queue file is back"), 60_000);
     expect(await server.stop()).toBe(0);
 
