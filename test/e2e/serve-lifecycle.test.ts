@@ -270,7 +270,7 @@ async function gatewayIn(name: string, env: Record<string, string> = {}, host = 
 
 /**
  * `hookgate serve` on the policy `document` makes of `target`, the URL of a loopback server that
- * takes requests and never answers them; `stop` ends the two.
+ * takes requests and never answers them; `hangUp` ends the connections it holds, `stop` ends the two.
  */
 async function serveBesideHanging(name: string, document: (target: string) => unknown) {
   let requests = 0;
@@ -289,6 +289,7 @@ async function serveBesideHanging(name: string, document: (target: string) => un
     nextRequest: () => new Promise((resolve) => hanging.once("request", resolve)),
     /** How many requests the sink has received. */
     requests: () => requests,
+    hangUp: () => hanging.closeAllConnections(),
     stop: async () => {
       await server.stop();
       hanging.closeAllConnections();
@@ -1083,7 +1084,7 @@ describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => 
   });
 
   it("refuses a start on its data dir meanwhile saying that it is stopping and to wait for it, not to stop it", async () => {
-    const { server, deliverOne, stop } = await serveWithHangingSink("hanging-sink-restart");
+    const { server, deliverOne, hangUp, stop } = await serveWithHangingSink("hanging-sink-restart");
     try {
       await deliverOne();
       // A restart that starts the next one as soon as it has signalled the first.
@@ -1107,6 +1108,9 @@ describe("serve stopping with a delivery in flight", { timeout: 60_000 }, () => 
       );
       // Told to stop a process already stopping, or to take another data dir, which leaves its jobs behind.
       expect(second.stderr).not.toContain("Stop that process");
+      // The start refused: the delivery in flight ends now, so the drain need not wait out its
+      // timeout (15 s) before the first one exits.
+      hangUp();
       expect(await stopped).toBe(0);
       // Gone with its claim: the next serve on the data dir is not taken for one stopping.
       expect(existsSync(join(server.dataDir, "serve.stopping"))).toBe(false);
