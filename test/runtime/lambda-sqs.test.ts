@@ -207,10 +207,17 @@ function logLines() {
 
 /**
  * An SQS endpoint that never answers, the function's client of it (one try per call when
- * `maxAttempts` is 1) and the env naming queues there; closed after the test.
+ * `maxAttempts` is 1) and the env naming queues there; closed after the test. The look at the
+ * queue's redrive policy alone is refused at once, as a role without sqs:GetQueueAttributes is:
+ * the handler waits for that look too, and a hung one held each test for its three tries (15 s).
  */
 async function hangingSqs(maxAttempts?: number) {
-  const hanging = await loopbackServer(() => undefined);
+  const hanging = await loopbackServer((req, res) => {
+    if (req.headers["x-amz-target"] === "AmazonSQS.GetQueueAttributes")
+      res
+        .writeHead(400, { "content-type": "application/x-amz-json-1.0" })
+        .end(JSON.stringify({ __type: "com.amazonaws.sqs#AccessDenied", message: "not allowed" }));
+  });
   cleanups.push(() => hanging.close());
   const sqs = await createLambdaSqsClient({
     endpoint: hanging.url,
