@@ -234,7 +234,7 @@ function answerRefusedHook(
       headers.connection = "close";
       const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
       if (socket.writable)
-        socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join("")}\r\n${body}`);
+        endThenClose(socket, `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join("")}\r\n${body}`);
     })
     .catch((e: unknown) => {
       deps.logger.log("error", "unhandled error", { error: errorMessage(e), path: "/v1/hooks" });
@@ -260,10 +260,22 @@ export function notAProxy(logger: HookDeps["logger"]): (request: IncomingMessage
       },
     });
     socket.on("error", () => {}); // a client gone before the answer: nothing to tell it
-    socket.end(
+    endThenClose(
+      socket,
       `HTTP/1.1 501 Not Implemented\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
     );
   };
+}
+
+/**
+ * Writes an answer hookgate writes itself, not through a ServerResponse, and closes the
+ * connection once it is sent, as Node closes one after an answer saying `connection: close`.
+ * Only ended, a connection whose client kept its own side open stayed open: no timeout of Node's
+ * reaches it (a CONNECT's is no HTTP connection any more; a failed parser's refusals are passed
+ * over), and a stop waited on it past its grace, which cuts only HTTP connections.
+ */
+function endThenClose(socket: Duplex, answer: string): void {
+  socket.end(answer, () => socket.destroy());
 }
 
 /**

@@ -858,6 +858,23 @@ describe.each([
     },
   );
 
+  it("closes the connection once the decision is sent, though the client keeps its own side open", async () => {
+    // Only ended, the connection stayed open as long as its client held it: no timeout of Node's
+    // reached it, and a stop waited on it past its grace.
+    const socket = connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    socket.on("error", () => {});
+    socket.resume();
+    socket.write(
+      "POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+    );
+    await once(socket, "end");
+    try {
+      await vi.waitFor(async () => expect(await openConnections(server)).toBe(0), WAIT);
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it("a hook whose request line itself ends in a bare LF gets its decision too", async () => {
     const { status, head } = await exchange(
       "POST /v1/hooks HTTP/1.1\nHost: 127.0.0.1\nContent-Length: 2\n\n{}",
@@ -879,6 +896,10 @@ describe.each([
     );
   });
 });
+
+/** How many connections a server holds open. */
+const openConnections = (server: ReturnType<typeof createServer>) =>
+  new Promise<number>((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
 
 describe("serve's CONNECT handler", () => {
   it("tells a client that takes the gateway for its proxy that it is none, at once", async () => {
@@ -912,6 +933,30 @@ describe("serve's CONNECT handler", () => {
         },
       ]);
     } finally {
+      server.close();
+    }
+  });
+
+  it("closes the connection once its answer is sent, though the client keeps its own side open", async () => {
+    // What follows a CONNECT is no HTTP connection of Node's: only ended, it stayed open as long
+    // as its client held it, and a stop, which cuts HTTP connections only, waited on it.
+    const server = createServer(() => {});
+    server.on("connect", notAProxy({ log: () => {} }));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const socket = connect({
+      port: (server.address() as AddressInfo).port,
+      host: "127.0.0.1",
+      allowHalfOpen: true,
+    });
+    socket.on("error", () => {});
+    socket.resume();
+    try {
+      socket.write("CONNECT api.anthropic.com:443 HTTP/1.1\r\nHost: api.anthropic.com:443\r\n\r\n");
+      await once(socket, "end");
+      await vi.waitFor(async () => expect(await openConnections(server)).toBe(0), WAIT);
+    } finally {
+      socket.destroy();
       server.close();
     }
   });
