@@ -167,7 +167,7 @@ export function parserRefusals(deps: HookDeps): (error: Error, socket: Duplex) =
     }
     if (hook) {
       refusedHooks.add(socket);
-      answerRefusedHook(deps, hook.client, code, error, socket);
+      answerRefusedHook(deps, hook, code, error, socket);
       return;
     }
     // As Node's own: an answer only where none has begun on this connection (a pipelined request
@@ -184,9 +184,10 @@ export function parserRefusals(deps: HookDeps): (error: Error, socket: Duplex) =
  * refused that began before the refusal (a packet may hold the end of the request before it), a
  * POST to a hook route. Its line end may be what was refused (a bare LF). None when the packet
  * held no such line: a head sent in pieces, or one that never ended (`headersTimeout`, which
- * hands over no packet); the route is then not known, and Node's own answer goes out.
+ * hands over no packet); the route is then not known, and Node's own answer goes out. The target
+ * comes with it: an unknown route is quoted as sent, a team's token in it masked there.
  */
-function refusedHookRoute(error: Error): ReturnType<typeof hookRoute> {
+function refusedHookRoute(error: Error): RefusedHook | undefined {
   const { rawPacket, bytesParsed } = error as { rawPacket?: Buffer; bytesParsed?: number };
   if (!Buffer.isBuffer(rawPacket) || bytesParsed === undefined) return undefined;
   const head = rawPacket.toString("latin1", 0, Math.min(bytesParsed + 1, REQUEST_LINE_BYTES_SEEN));
@@ -194,7 +195,15 @@ function refusedHookRoute(error: Error): ReturnType<typeof hookRoute> {
   for (const line of head.matchAll(/(?:^|\n)([!-~]+) ([!-~]+) HTTP\/1\.[01]\r?\n/g)) {
     target = line[1] === "POST" ? line[2] : undefined;
   }
-  return target === undefined ? undefined : hookRoute(target);
+  if (target === undefined) return undefined;
+  const route = hookRoute(target);
+  return route && { client: route.client, target };
+}
+
+/** A hook route refused in its head: its client, as the route reads it, and its target as sent. */
+interface RefusedHook {
+  readonly client: string | undefined;
+  readonly target: string;
 }
 
 /**
@@ -213,7 +222,7 @@ const REQUEST_LINE_BYTES_SEEN = 16 * 1024 + 1024;
  */
 function answerRefusedHook(
   deps: HookDeps,
-  client: string | undefined,
+  { client, target }: RefusedHook,
   code: string,
   error: Error,
   socket: Duplex,
@@ -225,6 +234,7 @@ function answerRefusedHook(
   runHookRoute(deps, client, {
     readBody: async () => ({ ok: false, error: refused, unread: true }),
     contentType: undefined,
+    target,
     authorization: undefined,
     timeoutHeader: undefined,
   })

@@ -897,6 +897,45 @@ describe.each([
   });
 });
 
+describe("serve's parserRefusals on an unknown hook route holding a team's token", () => {
+  it("masks the token as the path was sent, with its double slash", async () => {
+    // The route's reading makes "//" one slash: read there, the token was no token, and the
+    // decision line quoted it, but for that slash.
+    const token = "Zm9v//YmFy/cXV4";
+    const logs: Record<string, unknown>[] = [];
+    const logger = {
+      log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }),
+    };
+    const policy = await policyFrom({
+      version: 1,
+      defaults: { onError: "deny" },
+      auth: { tokens: [{ team: "a", sha256: await sha256(token) }] },
+      rules: [],
+    });
+    const deps = { ...listenerDeps(policy), logger };
+    const server = createServer(hookListener(deps, getRequestListener(createApp(deps).fetch)));
+    server.on("clientError", parserRefusals(deps));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const socket = connect((server.address() as AddressInfo).port, "127.0.0.1");
+      const received: Buffer[] = [];
+      socket.on("data", (chunk: Buffer) => received.push(chunk));
+      socket.write(
+        `POST /v1/hooks/claude-code/${token} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`,
+      );
+      await once(socket, "close");
+      const answer = Buffer.concat(received).toString();
+      expect(answer).toContain("x-hookgate-error: UNKNOWN_CLIENT_ROUTE");
+      const decision = logs.find((line) => line.msg === "decision");
+      expect(decision?.reason).toContain('no client route "/v1/hooks/claude-code/[masked]"');
+      expect(answer + JSON.stringify(logs)).not.toMatch(/Zm9v|YmFy|cXV4/);
+    } finally {
+      server.close();
+    }
+  });
+});
+
 /** How many connections a server holds open. */
 const openConnections = (server: ReturnType<typeof createServer>) =>
   new Promise<number>((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
