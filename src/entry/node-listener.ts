@@ -278,15 +278,24 @@ export function notAProxy(logger: HookDeps["logger"]): (request: IncomingMessage
 }
 
 /**
- * Writes an answer hookgate writes itself, not through a ServerResponse, and closes the
- * connection once it is sent, as Node closes one after an answer saying `connection: close`.
- * Only ended, a connection whose client kept its own side open stayed open: no timeout of Node's
- * reaches it (a CONNECT's is no HTTP connection any more; a failed parser's refusals are passed
- * over), and a stop waited on it past its grace, which cuts only HTTP connections.
+ * Writes an answer hookgate writes itself, not through a ServerResponse, then closes the
+ * connection: when its client ends its side, or `LINGER_MS` after the answer, whichever comes
+ * first. Only ended, a connection whose client kept its own side open stayed open: no timeout of
+ * Node's reaches it (a CONNECT's is no HTTP connection any more; a failed parser's refusals are
+ * passed over), and a stop waited on it past its grace, which cuts only HTTP connections. Not
+ * closed at once: a client still sending a body behind a refused head (a few MiB) got EPIPE, or
+ * a reset in place of the answer; what it sends meanwhile is read and dropped.
  */
 function endThenClose(socket: Duplex, answer: string): void {
-  socket.end(answer, () => socket.destroy());
+  socket.end(answer, () => {
+    const cut = setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    socket.once("close", () => clearTimeout(cut));
+  });
+  socket.resume();
 }
+
+/** How long a connection answered by `endThenClose` waits for its client to end its side. */
+const LINGER_MS = 2_000;
 
 /**
  * The authority a request is addressed to: an absolute-form target's (`POST http://name/v1/hooks`),

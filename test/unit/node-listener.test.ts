@@ -875,6 +875,24 @@ describe.each([
     }
   });
 
+  it("lets a client still sending a body behind the refused head send it, the decision read", async () => {
+    // Closed as soon as the decision was sent, the connection met the rest of an 8 MB body with
+    // EPIPE on the client's side, or a reset in place of the decision.
+    const socket = connect(port, "127.0.0.1");
+    const received: Buffer[] = [];
+    const failed: string[] = [];
+    socket.on("data", (chunk: Buffer) => received.push(chunk));
+    socket.on("error", (e: NodeJS.ErrnoException) => failed.push(e.code ?? e.message));
+    const size = 8_000_000;
+    socket.write(
+      `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${size}\r\nContent-Length: 3\r\n\r\n`,
+    );
+    socket.end("x".repeat(size));
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(failed).toEqual([]);
+    expect(Buffer.concat(received).toString("latin1")).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+  });
+
   it("a hook whose request line itself ends in a bare LF gets its decision too", async () => {
     const { status, head } = await exchange(
       "POST /v1/hooks HTTP/1.1\nHost: 127.0.0.1\nContent-Length: 2\n\n{}",
