@@ -87,6 +87,9 @@ export function eventHook(event: LambdaEvent, refused: RequestError | undefined)
       // event holds the whole body, no larger than Lambda's payload limit.
       readBody: (maxBytes) => (bytes ? bodyFromBytes(bytes, maxBytes) : EMPTY_BODY),
       contentType: header("content-type"),
+      // An unknown route is quoted as its path was sent, as the app quotes it: a team's token in it
+      // with a "//" is masked there, where the route's reading makes that one slash.
+      target: path,
       authorization: header("authorization"),
       timeoutHeader: header("x-hookgate-timeout"),
       userAgent: header("user-agent"),

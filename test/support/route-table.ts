@@ -254,6 +254,10 @@ export const ROUTE_CASES: readonly RouteCase[] = [
   get("GET /v1/simulate", "/v1/simulate"),
   get("GET a path that is no route", "/nope"),
   hook("POST a path that is no route", "/v1/hook/claude-code"),
+  // A team's token written into the hook's URL is masked in the answer and the log line alike.
+  hook("hook: the team's token as a deeper path", `/v1/hooks/claude-code/${PARITY_TOKEN}`),
+  hook("hook: the team's token after a doubled slash", `/v1/hooks/claude-code//${PARITY_TOKEN}/x`),
+  hook("POST the team's token on a path that is no route", `/v1/hook/claude-code/${PARITY_TOKEN}`),
   get("GET /healthz in the wrong case", "/Healthz"),
   { ...get("GET /metrics", "/metrics"), only: "node", prometheus: true },
 ];
