@@ -12,13 +12,7 @@ import { clientDecision, honouredDecision } from "../core/event-capabilities.js"
 import { isKnownEvent, parseHookEvent, sniffEventName } from "../core/events.js";
 import { type Dialect, type HookEvent, routedDialect } from "../core/hook-event.js";
 import { deepEqual } from "../core/json-equal.js";
-import {
-  MASK_WINDOW,
-  maskString,
-  maskValue,
-  scrubSecrets,
-  scrubSecretsAcrossControls,
-} from "../core/mask.js";
+import { maskedName, maskString, maskValue, scrubSecrets } from "../core/mask.js";
 import { type CompiledRule, type Policy, sendsNotifications } from "../core/policy.js";
 import type { FailMode } from "../core/policy-schema.js";
 import type { Clock, IdGenerator, Logger, Metrics, Sha256 } from "../core/ports.js";
@@ -376,8 +370,8 @@ export async function handleHook(
       }
     }
     if (!judged) {
-      const enforcing = unjudged(event, evaluation.pending);
-      const shadow = unjudged(event, evaluation.shadowPending);
+      const enforcing = unjudged(event, evaluation.pending, policy.secrets);
+      const shadow = unjudged(event, evaluation.shadowPending, policy.secrets);
       if (enforcing.length > 0) remote = { effects: remote.effects, audit: [...remote.audit, ...enforcing] };
       if (shadow.length > 0)
         shadowRun = { effects: shadowRun?.effects ?? [], audit: [...(shadowRun?.audit ?? []), ...shadow] };
@@ -790,8 +784,15 @@ const forwards = (rule: CompiledRule): boolean => rule.action.kind === "forward"
 const verdictReachesClient = (event: HookEvent): boolean =>
   event.dialect !== "deepagents-legacy" && honouredDecision(event.name, "deny") !== undefined;
 
-/** The audit of the prompt rules among `rules` not called on this event (verdictReachesClient). */
-const unjudged = (event: HookEvent, rules: readonly CompiledRule[]): RemoteAudit[] =>
+/**
+ * The audit of the prompt rules among `rules` not called on this event (verdictReachesClient),
+ * naming it as the audit line's `event` does (`auditName`): an unknown one is the agent's text.
+ */
+const unjudged = (
+  event: HookEvent,
+  rules: readonly CompiledRule[],
+  secrets: readonly string[],
+): RemoteAudit[] =>
   rules
     .filter((rule) => rule.action.kind === "prompt")
     .map((rule) => ({
@@ -799,7 +800,7 @@ const unjudged = (event: HookEvent, rules: readonly CompiledRule[]): RemoteAudit
       action: "prompt",
       outcome: "SKIPPED",
       ms: 0,
-      detail: `no client acts on a model's verdict on ${capString(event.name, AUDIT_NAME_CHARS)}${
+      detail: `no client acts on a model's verdict on ${auditName(event.name, secrets)}${
         event.dialect === "deepagents-legacy" ? " (deepagents' legacy hooks read nothing back)" : ""
       }: the model was not called`,
     }));
@@ -902,15 +903,9 @@ function auditToolInput(masked: unknown, bodyChars: number): unknown {
   return capToFit(masked, fits, flatten);
 }
 
-/**
- * A name the agent sent, masked as the event's strings are (an MCP server or a session named with
- * a token; a sink's message masks it so), then cut to AUDIT_NAME_CHARS with the marker. Only the
- * head a cut leaves is read, as maskValue reads a string.
- */
+/** A name the agent sent, masked and cut as a sink's message shows it (`maskedName`). */
 function auditName(name: string | undefined, secrets: readonly string[]): string | undefined {
-  if (name === undefined) return undefined;
-  const head = name.slice(0, AUDIT_NAME_CHARS + MASK_WINDOW);
-  return capString(maskString(scrubSecretsAcrossControls(head, secrets)), AUDIT_NAME_CHARS);
+  return name === undefined ? undefined : maskedName(name, secrets, AUDIT_NAME_CHARS);
 }
 
 function auditRecord(

@@ -6,9 +6,9 @@
 import { errorMessage } from "./errors.js";
 import type { HookEvent } from "./hook-event.js";
 import { isRecord } from "./json-object.js";
-import { maskedHead, maskString, maskValue } from "./mask.js";
+import { maskedName, maskString, maskValue } from "./mask.js";
 import type { Notification } from "./sinks.js";
-import { capString, capStringsToFit, capToFit, cut, flattenFreeText } from "./truncate.js";
+import { capStringsToFit, capToFit, cut, flattenFreeText } from "./truncate.js";
 
 export interface DeliveryJob {
   readonly id: string;
@@ -247,7 +247,7 @@ const EVENT_NAME_MAX = 256;
  * was masked. Cut like a tool name, with its marker.
  */
 function shownEventName(name: string, secrets: readonly string[]): string {
-  return capString(maskedHead(name, secrets, EVENT_NAME_MAX).masked, EVENT_NAME_MAX);
+  return maskedName(name, secrets, EVENT_NAME_MAX);
 }
 
 /**

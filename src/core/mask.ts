@@ -12,7 +12,7 @@ import {
 } from "./escape-controls.js";
 import { setOwnKey } from "./json-object.js";
 import { SECRET_SHAPES as BUNDLED_SHAPES, type SecretShape } from "./mask-shapes.js";
-import { sliceCodePoints } from "./truncate.js";
+import { capString, sliceCodePoints } from "./truncate.js";
 
 export { SECRET_SHAPES } from "./mask-shapes.js";
 
@@ -137,6 +137,16 @@ export function maskedHead(
     masked: MAY_HOLD_SECRET.test(scrubbed) ? shape(scrubbed) : scrubbed,
     dropped: text.length - head.length,
   };
+}
+
+/**
+ * A name the agent sent (an unknown event's, a tool's, a session id) as maskValue masks a string
+ * (`maskedHead`: an MCP server or a session may be named with a token), cut to `max` with the
+ * marker a cut name ends in: it is a Slack message's title, a webhook's `type`, an audit line's
+ * field.
+ */
+export function maskedName(name: string, secrets: readonly string[], max: number): string {
+  return capString(maskedHead(name, secrets, max).masked, max);
 }
 
 /**

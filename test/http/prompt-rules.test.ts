@@ -208,6 +208,30 @@ describe("prompt rules: the mapping of a verdict", () => {
     expect(model.requests.length - calls).toBe(2);
   });
 
+  it("masks the unknown event's name its audit says no verdict reaches, as the line's event is", async () => {
+    const app = await appWith({}, {}, {}, [
+      { id: "judge-all", on: "*", prompt: { text: "Judge every event. $ARGUMENTS", model: "fast" } },
+    ]);
+    const token = "ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+    const res = await app.post("/v1/hooks", {
+      session_id: "s",
+      transcript_path: "/t",
+      cwd: "/p",
+      hook_event_name: `Custom ${token}`,
+    });
+    expect(res.status).toBe(200);
+    const audit = lastAudit(app);
+    expect(audit.event).toBe("Custom [masked]");
+    expect(audit.pending).toEqual([
+      expect.objectContaining({
+        rule: "judge-all",
+        outcome: "SKIPPED",
+        detail: "no client acts on a model's verdict on Custom [masked]: the model was not called",
+      }),
+    ]);
+    expect(JSON.stringify(app.logs)).not.toContain(token);
+  });
+
   it("sends the Anthropic request with its headers, the hardened system prompt and the body as data", async () => {
     const app = await appWith();
     const event = write("/p/src/a.ts");
