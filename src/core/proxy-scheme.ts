@@ -12,23 +12,21 @@ export function proxyScheme(proxy: string): string | undefined {
   return /^([a-z][a-z0-9+.-]*):\/\//i.exec(proxy)?.[1]?.toLowerCase();
 }
 
-/** Who reads `socks://`, which names no version: SOCKS5 to undici, SOCKS4 to curl (7.88). */
-export type SocksReader = "undici" | "curl";
-
 /**
- * The SOCKS version a proxy URL's scheme names (socks4://, socks4a://, socks5://, socks5h://, and
- * socks:// as `reader` takes it), or undefined for another scheme or none.
+ * The SOCKS version a proxy URL's scheme names to undici (the CLI's client, deepcode's): socks4://,
+ * socks4a://, socks5://, socks5h://, and socks://, which names none, as SOCKS5; undefined for
+ * another scheme or none. curl reads socks:// as SOCKS4 (7.88): a deepagents route's proxy is
+ * handed on as socks4:// (agent-proxy.ts `proxyFor`).
  */
-export function socksVersion(proxy: string, reader: SocksReader): 4 | 5 | undefined {
+export function socksVersion(proxy: string): 4 | 5 | undefined {
   switch (proxyScheme(proxy)) {
     case "socks4":
     case "socks4a":
       return 4;
     case "socks5":
     case "socks5h":
-      return 5;
     case "socks":
-      return reader === "curl" ? 4 : 5;
+      return 5;
     default:
       return undefined;
   }

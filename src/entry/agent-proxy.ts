@@ -113,7 +113,7 @@ export function agentProxy(
       : { used: false, proxy, ignored: source };
   }
   // Any SOCKS version: Claude Code's client speaks none.
-  return socksVersion(proxy, "undici") !== undefined
+  return socksVersion(proxy) !== undefined
     ? { used: true, proxy, from: source, noProxy: name, unspoken: CLAUDE_CODE_SOCKS }
     : { used: true, proxy, from: source, noProxy: name };
 }

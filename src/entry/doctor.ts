@@ -418,7 +418,7 @@ function unspokenProxy(hookUrl: string, dialect: string, env: Env): Check | unde
 function escapedSocksCredentials(hookUrl: string, dialect: string, env: Env): Check | undefined {
   if (dialect !== "deepcode") return undefined;
   const read = agentProxy(hookUrl, dialect, env);
-  if (!read.used || read.proxy === undefined || socksVersion(read.proxy, "undici") !== 5) return undefined;
+  if (!read.used || read.proxy === undefined || socksVersion(read.proxy) !== 5) return undefined;
   const { username, password } = URL.canParse(read.proxy)
     ? new URL(read.proxy)
     : { username: "", password: "" };

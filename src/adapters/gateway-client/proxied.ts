@@ -51,7 +51,7 @@ export async function proxiedRequest(
   const shownProxy = withoutUserinfo(proxy).replace(/\/$/, "");
   const via = `through the proxy ${shownProxy}`;
   // curl's socks:// (deepagents' hook) comes here as socks4:// (agent-proxy.ts, proxyFor).
-  const socks = socksVersion(proxy, "undici");
+  const socks = socksVersion(proxy);
   if (socks === 5) spendSocksNotice();
   let agent: Dispatcher;
   // The connection to the proxy itself, and how it failed, if it did: its TLS failures are told
