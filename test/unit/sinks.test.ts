@@ -983,7 +983,7 @@ describe("buildSinkRequest: discord", () => {
   // A direction mark, a zero-width character, a soft hyphen or a C0 or C1 control is no longer
   // among them: it is shown as its escape (`\u200e`, `\u200b`, `\u00ad`, `\u0001`).
   it.each(["\ufff9", " \ufff9\ufffa "])(
-    "shows a field of nothing but control and format characters (%j) as a dash, as Discord strips them and refuses it empty",
+    "shows a field of nothing but blanks and format characters no escape is written for (%j) as a dash, as Discord strips them and refuses it empty",
     async (invisible) => {
       const n = notification({
         eventName: "Notification",
