@@ -245,7 +245,10 @@ export async function tokensMasked(
   async function tokenRun(i: number): Promise<number> {
     let joined = parts[i] as string;
     if (joined !== "" && (await isToken(joined))) return 1;
-    for (let n = 2; i + n <= parts.length && runsLeft > 0; n++, runsLeft--) {
+    for (let n = 2; i + n <= parts.length; n++) {
+      // Runs of a few segments from each are always looked at: a budget spent on the segments
+      // before let a token of one slash after twenty short ones through.
+      if (n > TOKEN_SEGMENTS && runsLeft-- <= 0) return 0;
       joined = `${joined}/${parts[i + n - 1]}`;
       if (joined.length > TOKEN_RUN_CHARS) return 0;
       if (await isToken(joined)) return n;
@@ -271,9 +274,17 @@ export async function tokensMasked(
 const TOKEN_RUN_CHARS = 128;
 
 /**
- * How many runs of two segments or more one path may have looked at: a path of hundreds of
- * one-character segments would cost some 60 hashes per segment the quote shows, over 100 ms of a
- * caller with no token. A hook URL with a token in it has a few segments and looks at tens.
+ * How many segments a run from each segment the quote shows is always looked at across: a
+ * 44-character base64 token has five slashes or fewer but about once in 20,000, and a quote shows
+ * some 50 segments at the most, each costing at most five runs here.
+ */
+const TOKEN_SEGMENTS = 6;
+
+/**
+ * How many runs of more than TOKEN_SEGMENTS segments one path may have looked at: a path of
+ * hundreds of one-character segments would cost some 60 hashes per segment the quote shows, over
+ * 100 ms of a caller with no token. A hook URL with a token in it has a few segments and looks at
+ * tens.
  */
 const TOKEN_RUNS = 1_000;
 

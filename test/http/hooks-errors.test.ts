@@ -558,10 +558,34 @@ describe("tokensMasked on a path of many one-character segments", () => {
     const { text, masked } = await tokensMasked(`${"/a".repeat(8000)}/${TOKEN}`, 200, policy, counted);
     expect(masked).toBe(false);
     expect(text).toContain(TOKEN); // far past the quote: never looked at, and cut off by the caller
-    expect(hashes).toBeLessThanOrEqual(1_000 + 101);
+    // Each of the 101 segments the quote shows alone and in runs of up to six, and 1,000 longer runs.
+    expect(hashes).toBeLessThanOrEqual(1_000 + 101 * 6);
     // A token right after a few segments is still found.
     expect((await tokensMasked(`/v1/hook/x/${TOKEN}`, 200, policy, counted)).text).toBe(
       "/v1/hook/x/[masked]",
     );
+  });
+});
+
+describe("a base64 token with a slash after many short segments in a path", () => {
+  // Runs of segments were looked at from each segment until 1,000 had been looked at in the path;
+  // from a one-character segment some 60 each, so a token's run after twenty such was never
+  // looked at, and was quoted whole, where six segments from each were always looked at before.
+  const token = "Zm9vYmFyYmF6cXV4/cXV5cXV6cXV7";
+  it.each([
+    ["an unknown route", `/v1/hooks/claude-code/${"a/".repeat(20)}${token}/${"b/".repeat(60)}`, 200],
+    ["a POST no route takes", `/v1/hook/${"a/".repeat(20)}${token}/${"b/".repeat(60)}`, 404],
+  ])("is masked whole on %s", async (_name, path, status) => {
+    const app = await testApp({
+      version: 1,
+      auth: { tokens: [{ team: "a", sha256: await sha256(token) }] },
+      rules: [],
+    });
+    const res = await app.post(path, pre);
+    expect(res.status).toBe(status);
+    const body = JSON.stringify(await jsonOf(res));
+    expect(body).toContain("[masked]");
+    expect(body).not.toMatch(/Zm9v|cXV5/);
+    expect(JSON.stringify(app.logs)).not.toMatch(/Zm9v|cXV5/);
   });
 });
