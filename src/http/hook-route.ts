@@ -275,8 +275,8 @@ const TOKEN_RUN_CHARS = 128;
 
 /**
  * How many segments a run from each segment the quote shows is always looked at across: a
- * 44-character base64 token has five slashes or fewer but about once in 20,000, and a quote shows
- * some 50 segments at the most, each costing at most five runs here.
+ * 44-character base64 token has five slashes or fewer but about once in 20,000, and each segment
+ * a quote shows (at most 100 of 200 characters) costs at most five runs here.
  */
 const TOKEN_SEGMENTS = 6;
 
