@@ -553,6 +553,25 @@ describe("gatewayRequest", () => {
     });
   });
 
+  it("fails a SOCKS4 proxy that sends bytes after its answer, before the gateway was asked anything", async () => {
+    // They were put back on the socket while its reader still listened, which read them again:
+    // the command hung past its timeout, its memory growing, and printed nothing.
+    const port = await listenUntilDone(createServer((_req, res) => res.end("{}")));
+    const forged = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+    const proxy = await socks4Proxy({ afterGrant: forged });
+    const result = await gatewayRequest({
+      method: "POST",
+      url: `http://127.0.0.1:${port}/v1/hooks/deepagents`,
+      timeoutMs: 5000,
+      body: "{}",
+      proxy: proxy.url,
+    });
+    expect(result).toEqual({
+      ok: false,
+      error: `request to http://127.0.0.1:${port}/v1/hooks/deepagents through the proxy ${proxy.url} failed: the SOCKS4 proxy sent ${forged.length} bytes after its answer, before the gateway was asked anything`,
+    });
+  });
+
   it.each(["socks4://127.0.0.1:99999", "socks4a://me:pw@proxy corp:1080", "socks5h://127.0.0.1:99999"])(
     "says that the proxy %s, whose URL does not parse, is not usable, as it says of an http one",
     async (proxy) => {

@@ -89,9 +89,12 @@ export async function socksProxy(
 /**
  * A SOCKS4 proxy, with SOCKS4A's names, that connects to the address or name each client asks
  * for and records each (`host:port`) and the user ID it sent. It answers 91 (refused) where the
- * target refuses, and closes any other greeting (SOCKS5's).
+ * target refuses, and closes any other greeting (SOCKS5's). With `afterGrant`, a proxy that sends
+ * that text in the packet of its grant (90), as no gateway does before it is asked.
  */
-export async function socks4Proxy(): Promise<{ url: string; seen: string[]; userIds: string[] }> {
+export async function socks4Proxy(
+  options: { readonly afterGrant?: string } = {},
+): Promise<{ url: string; seen: string[]; userIds: string[] }> {
   const seen: string[] = [];
   const userIds: string[] = [];
   const sockets = new Set<Socket>();
@@ -119,7 +122,7 @@ export async function socks4Proxy(): Promise<{ url: string; seen: string[]; user
       seen.push(`${host}:${port}`);
       const rest = buffered.subarray(nameEnd + 1);
       const upstream = connect(port, host, () => {
-        client.write(reply(90));
+        client.write(Buffer.concat([reply(90), Buffer.from(options.afterGrant ?? "")]));
         if (rest.length > 0) upstream.write(rest);
         upstream.pipe(client).pipe(upstream);
       });

@@ -73,8 +73,15 @@ async function socks4Connect(route: Socks4Route, hostname: string, port: number)
       const code = answer[1];
       if (code !== 90)
         return settle(new Error(`the SOCKS4 proxy refused the connection to ${host}:${port} (${code})`));
-      // What the gateway sent after the answer, before anything was asked of it: none, in HTTP.
-      if (answer.length > 8) socket.unshift(answer.subarray(8));
+      // The gateway speaks only when asked, in HTTP and TLS alike: bytes after the answer are not
+      // its own. Put back on the socket while this reader still listened, they came back to it,
+      // and the command hung past its timeout, its memory growing.
+      if (answer.length > 8)
+        return settle(
+          new Error(
+            `the SOCKS4 proxy sent ${answer.length - 8} bytes after its answer, before the gateway was asked anything`,
+          ),
+        );
       settle();
     };
     socket.once("connect", () => socket.write(request));
