@@ -7,6 +7,7 @@
 
 import dns from "node:dns";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer as createTcpServer, type Socket } from "node:net";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from "node:zlib";
 import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest, leftCoded } from "../../src/adapters/gateway-client/node.js";
@@ -569,6 +570,33 @@ describe("gatewayRequest", () => {
     expect(result).toEqual({
       ok: false,
       error: `request to http://127.0.0.1:${port}/v1/hooks/deepagents through the proxy ${proxy.url} failed: the SOCKS4 proxy sent ${forged.length} bytes after its answer, before the gateway was asked anything`,
+    });
+  });
+
+  it("gives an https gateway's TLS handshake through a SOCKS4 proxy the request's time, not undici's 10 s", async () => {
+    // A gateway that takes the connection and never answers the handshake: undici aborts no
+    // request while its connection is made, and its TLS connector gave up after its own 10 s,
+    // failing a request given 12 with "Connect Timeout Error" (and one given 3 after 10).
+    const held = new Set<Socket>();
+    const silent = createTcpServer((socket) => held.add(socket));
+    const port = await listenUntilDone(
+      Object.assign(silent, {
+        closeAllConnections: () => {
+          for (const socket of held) socket.destroy();
+        },
+      }),
+    );
+    const proxy = await socks4Proxy();
+    const result = await gatewayRequest({
+      method: "POST",
+      url: `https://127.0.0.1:${port}/v1/hooks/deepagents`,
+      timeoutMs: 12_000,
+      body: "{}",
+      proxy: proxy.url,
+    });
+    expect(result).toEqual({
+      ok: false,
+      error: `https://127.0.0.1:${port}/v1/hooks/deepagents did not answer within 12 s (through the proxy ${proxy.url})`,
     });
   });
 

@@ -20,9 +20,14 @@ export interface Socks4Route {
   readonly timeoutMs: number;
 }
 
-/** An agent whose every connection, an https gateway's TLS within it, goes through the proxy. */
+/**
+ * An agent whose every connection, an https gateway's TLS within it, goes through the proxy. Its
+ * TLS handshake is given the request's time: undici aborts no request while its connection is
+ * made, and its connector's own 10 s held a command whose gateway never answered the handshake
+ * that long, whatever its timeout.
+ */
 export function socks4Agent(route: Socks4Route): Agent {
-  const tls = buildConnector({});
+  const tls = buildConnector({ timeout: route.timeoutMs });
   return new Agent({
     connect: (options, callback) => {
       const port = Number(options.port) || (options.protocol === "https:" ? 443 : 80);
