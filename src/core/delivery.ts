@@ -242,9 +242,9 @@ export function createNotification(
 const EVENT_NAME_MAX = 256;
 
 /**
- * An unknown event's name, the agent's text, masked as the event's strings are (maskValue's
- * `maskedHead`): it is a Slack message's title and a webhook's `type`, where the event's own copy
- * was masked. Cut like a tool name, with its marker.
+ * An unknown event's name, the agent's text, masked as the event's strings are (`maskedName`,
+ * maskValue's `maskedHead`): it is a Slack message's title and a webhook's `type`, where the
+ * event's own copy was masked. Cut like a tool name, with its marker.
  */
 function shownEventName(name: string, secrets: readonly string[]): string {
   return maskedName(name, secrets, EVENT_NAME_MAX);

@@ -131,12 +131,28 @@ export function maskedHead(
   max: number,
   shape: (text: string) => string = maskShapes,
 ): { masked: string; dropped: number } {
-  const head = text.length > max + MASK_WINDOW ? text.slice(0, max + MASK_WINDOW) : text;
-  const scrubbed = scrubSecretsAcrossControls(head, secrets);
-  return {
-    masked: MAY_HOLD_SECRET.test(scrubbed) ? shape(scrubbed) : scrubbed,
-    dropped: text.length - head.length,
-  };
+  // The head's last MASK_WINDOW units may end inside a secret that goes on past them: only what
+  // comes before them is known masked whole, and a cut at `max` must not reach them. A long secret
+  // is a short mask, so masks may leave fewer units than that before them: a text of one over and
+  // over fit the cut whole, with the start of the one the head's end split. Read further then: by
+  // what the masks took, and by twice as much past the first head each time, so that a text all of
+  // secrets is read a few times over, not once per mask.
+  const wanted = max + MASK_WINDOW;
+  for (let length = wanted; ; ) {
+    const head = text.length > length ? text.slice(0, length) : text;
+    const scrubbed = scrubSecretsAcrossControls(head, secrets);
+    const masked = MAY_HOLD_SECRET.test(scrubbed) ? shape(scrubbed) : scrubbed;
+    if (head === text || masked.length >= wanted) return { masked, dropped: text.length - head.length };
+    length = Math.max(length + wanted - masked.length, 2 * length - wanted);
+  }
+}
+
+/**
+ * A name the agent sent (an event's, a tool's, a session id) as `maskedHead` leaves it, cut to
+ * `max` with truncate.ts's marker: the name a message's title or an audit line shows.
+ */
+export function maskedName(name: string, secrets: readonly string[], max: number): string {
+  return capString(maskedHead(name, secrets, max).masked, max);
 }
 
 /**

@@ -69,6 +69,27 @@ describe("createNotification", () => {
     }
   });
 
+  // Only a head of a long name is read, and its end may split a secret: masked, a long one is a
+  // short mask, so a cut at the name's length reached past them to the split one's start.
+  it("shows no start of a secret the end of a long name's read head splits, and marks the cut", () => {
+    const secret = `Qm7vX2pL9rT4wZ8kN3${"a".repeat(600)}`;
+    const parsed = parseHookEvent(
+      { hook_event_name: `${secret} `.repeat(40), session_id: "s1" },
+      "claude-code",
+    );
+    if (!parsed.ok) throw new Error("the event did not parse");
+    const n = createNotification(
+      "n",
+      0,
+      parsed.value,
+      { team: "t", decision: "none", ruleId: "r" },
+      undefined,
+      [secret],
+    );
+    expect(n.eventName).not.toContain("Qm");
+    expect(n.eventName).toMatch(/^(?:\[masked\] )+.*…\[truncated by hookgate\]$/);
+  });
+
   // The event's own copy of the name (hook_event_name) is masked by shape (maskValue): the name
   // shown as a Slack message's title, a Discord field and a webhook's `type` must be too.
   it("masks a credential by its shape in an unknown event's name, as in the event, before the cut", () => {

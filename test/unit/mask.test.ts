@@ -1562,6 +1562,18 @@ describe("maskValue with the policy's secrets", () => {
     // A space is a word apart: an agent spelling a secret apart is no accident masking can catch.
     expect(masked).toEqual({ a: [`x ${MASK} y`, MASK, MASK, split(" ")] });
   });
+
+  // Only a head of a long string is read, and its end may split a secret. Masked, a long secret
+  // is a short mask: a text of one over and over fit its cut whole, the split one's start with it,
+  // and no marker said the rest was left out.
+  it("shows no start of one that the end of the string's read head splits, and marks the cut", () => {
+    const secret = `Qm7vX2pL9rT4wZ8kN3${"a".repeat(82)}`;
+    for (const text of [`${secret} `.repeat(400), `${"x".repeat(60)}${`${secret} `.repeat(400)}`]) {
+      const masked = maskValue(text, [secret]) as string;
+      expect(masked).not.toContain("Qm");
+      expect(masked).toMatch(/^(?:x{60})?(?:\[masked\] )+.*…\[\d+ more characters\]$/);
+    }
+  });
 });
 
 describe("the private key shape", () => {
