@@ -387,9 +387,10 @@ describe("Policy.secrets", () => {
 
   // Read across line ends, the text is copied a unit at a time and made a string some thousands of
   // units at once (escape-controls.ts `stringOfUnits`): one made of many short lines reads whole.
-  // Under some 50,000 line ends the text is read by a replace, over them by the copy (mask.ts
-  // `MATCHES_REPLACED`): both read a value across one.
-  it.each([10_000, 60_000])(
+  // Up to 50,000 line ends the text is read by a replace, past them by the copy (mask.ts
+  // `MATCHES_REPLACED`): both read a value across one. The text has two more than its short lines
+  // (the value's and the last), so 49,998 lines make 50,000 (replaced) and 49,999 make 50,001.
+  it.each([10_000, 49_998, 49_999, 60_000])(
     "masks a value split by a line end after %i short lines, and keeps each line",
     (count) => {
       const secrets = ["Qm7vX2pL9rT4wZ8kN3"];
