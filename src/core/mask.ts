@@ -148,14 +148,6 @@ export function maskedHead(
 }
 
 /**
- * A name the agent sent (an event's, a tool's, a session id) as `maskedHead` leaves it, cut to
- * `max` with truncate.ts's marker: the name a message's title or an audit line shows.
- */
-export function maskedName(name: string, secrets: readonly string[], max: number): string {
-  return capString(maskedHead(name, secrets, max).masked, max);
-}
-
-/**
  * A name the agent sent (an unknown event's, a tool's, a session id) as maskValue masks a string
  * (`maskedHead`: an MCP server or a session may be named with a token), cut to `max` with the
  * marker a cut name ends in: it is a Slack message's title, a webhook's `type`, an audit line's
