@@ -1824,14 +1824,14 @@ const REGEX_ONLY = /^\^|(?<!\\)\$$|\s|\\[sSdDwWbB]/;
  */
 const PLAIN_NAME = /^(?:[\w. -]|\\[^\w\s])+$/;
 /**
- * The flags a JavaScript regex of a plain name is written with (`/sudo/i`), or any with a `g`
- * (`/sudo/gi`, `/sudo/gm`), which finds every match and so is a JavaScript habit a test never
- * needs, and a path's last name seldom holds (a `gvim` is in /usr/bin, whose "/" no literal
- * holds). Other letters after one change nothing there (`m`, `s`, `d`, `u`, `v`, `y`), so they
- * are a path's last name: `/bin/vim` on a command was told to become "(?im)bin", which matches
- * every bin.
+ * The flags a JavaScript regex of a plain name is written with (`/sudo/i`, `/sudo/ig`), or a `g`
+ * first with an `i` or an `m` after it (`/sudo/gi`, `/sudo/gm`): a `g` finds every match, a
+ * JavaScript habit a test never needs. Other letters after one change nothing there (`m`, `s`,
+ * `d`, `u`, `v`, `y`), so they are a path's last name, as one with a `g` elsewhere is (`gvim`,
+ * `img`, `gui`, `msg`): `/bin/vim` on a command was told to become "(?im)bin", which matches
+ * every bin, and `/assets/img` "(?im)assets".
  */
-const PLAIN_NAME_FLAGS = /^i?$|g/;
+const PLAIN_NAME_FLAGS = /^(?:i?g?|g[im]+)$/;
 
 /**
  * A `where` regex written between slashes, as JavaScript writes one (`/rm -rf/`, `/^rm/i`): the
@@ -1860,8 +1860,8 @@ function lintWhereSlashRegex(rule: CompiledRule, warn: (path: string, message: s
  * with an anchor just inside its slashes, a space or a class escape (`REGEX_ONLY`). On a path
  * field a space is a path's as well ("/Application Support/"), and the letters after a plain name
  * its last name ("/src/ui"): told as flags, it became "(?i)src". On any field, a plain name with
- * letters after it other than an `i` alone or a set with a `g` is a path too (`PLAIN_NAME_FLAGS`:
- * "/bin/vim"), but on a command not one with a space, which a path there does not hold unquoted
+ * letters after it other than JavaScript's usual flags is a path too (`PLAIN_NAME_FLAGS`:
+ * "/bin/vim", "/assets/img"), but on a command not one with a space, which a path there does not hold unquoted
  * ("/rm -rf/m").
  */
 function meansRegex({ body, flags }: SlashDelimited, onPath: boolean): boolean {

@@ -2497,6 +2497,12 @@ describe("lintPolicy: a first policy's mistakes that loaded without a word", () 
       onBash({ "tool_input.command": { regex: "/bin/vim" } }),
       onBash({ "tool_input.command": { regex: "/\\.ssh/id" } }),
       onBash({ "tool_input.command": { regex: "/sudo/gi" } }),
+      // A last name with a "g" not first, or with letters a "g" is seldom written with, is a
+      // path's: "/bin/gvim" was told to become "(?im)bin", "/assets/img" "(?im)assets".
+      onBash({ "tool_input.command": { regex: "/bin/gvim" } }),
+      onBash({ "tool_input.command": { regex: "/assets/img" } }),
+      onBash({ "tool_input.command": { regex: "/src/gui" } }),
+      onBash({ "tool_input.command": { regex: "/var/msg" } }),
     ]);
     expect(
       warnings
