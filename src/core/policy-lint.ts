@@ -1083,22 +1083,26 @@ function windowsPathRule(key: string): string {
 
 /**
  * A `where` glob with a `/` written from the project's folder (`src/*.ts`, `./src/*.ts`) or the
- * home's (`~/.ssh/*`: a glob expands no `~`) on a path clients send absolute: a glob matches the
- * whole path (where.ts), so it matches none; `**\/` before it is meant. On an allow that lets
- * through the same names under every folder, a dependency's too: said, with how to name the
- * project's alone. One that may match an absolute path is left alone (`relativeGlob`), and so is a
- * `not` of one, as lintWhereGlobFolders leaves it.
+ * home's (`~/.ssh/*`, `$HOME/.ssh/*`: a glob expands no `~` nor variable) on a path clients send
+ * absolute: a glob matches the whole path (where.ts), so it matches none; `**\/` before it is
+ * meant. On an allow that lets through the same names under every folder, a dependency's too:
+ * said, with how to name the project's alone. One that may match an absolute path is left alone
+ * (`relativeGlob`), and so is a `not` of one, as lintWhereGlobFolders leaves it.
  */
 function lintWhereGlobRelative(rule: CompiledRule, warn: (path: string, message: string) => void): void {
   for (const [key, condition] of Object.entries(rule.document.where ?? {})) {
     const glob = operatorOf(condition)?.glob;
     if (glob === undefined || !ABSOLUTE_PATH_KEY.test(key) || !relativeGlob(glob)) continue;
     // A path is matched without its trailing "/" (where.ts), so a glob with one matches none.
+    const homeName = HOME_FOLDER.exec(glob)?.[1];
     const named = glob
-      .replace(/^~\//, "")
+      .replace(HOME_FOLDER, "")
       .replace(/^(?:\.\/)+/, "")
       .replace(/(?<=.)\/+$/, "");
-    const home = glob.startsWith("~/") ? ' (a glob reads "~" as itself, not as the home folder)' : "";
+    const home =
+      homeName === undefined
+        ? ""
+        : ` (a glob reads ${JSON.stringify(homeName)} as itself, not as the home folder)`;
     const allows = widensRule(rule, 0)
       ? `; on an allow, that lets through ${JSON.stringify(named)} under every folder (a dependency's too): for the project's own alone, write its absolute folder before it`
       : "";
@@ -1116,13 +1120,22 @@ function lintWhereGlobRelative(rule: CompiledRule, warn: (path: string, message:
 }
 
 /**
- * Whether a glob with a `/` matches no absolute path: it starts with neither a `/` nor a `**`, nor
- * with a name that may hold one (a brace list or an extended glob: `{/etc,/srv}/**`), and is not a
- * Windows drive's (`C:/x`). One with a `\` is lintWhereGlobSeparators'.
+ * The home folder as a shell names it before a `/`, which a glob reads as the text written: its
+ * `{}` hold no `,`, so no brace list is made of them.
+ */
+const HOME_FOLDER = /^(~|\$HOME|\$\{HOME\})\//;
+
+/**
+ * Whether a glob with a `/` matches no absolute path: one from the home's folder by its name
+ * (`HOME_FOLDER`), or one that starts with neither a `/` nor a `**`, nor with a name that may hold
+ * one (a brace list or an extended glob: `{/etc,/srv}/**`), and is not a Windows drive's (`C:/x`).
+ * One with a `\` is lintWhereGlobSeparators'.
  */
 function relativeGlob(glob: string): boolean {
+  if (glob.includes("\\")) return false;
+  if (HOME_FOLDER.test(glob)) return true;
   const slash = glob.indexOf("/");
-  if (slash < 1 || glob.includes("\\") || glob.startsWith("**")) return false;
+  if (slash < 1 || glob.startsWith("**")) return false;
   return !/[{(]|^[A-Za-z]:$/.test(glob.slice(0, slash));
 }
 

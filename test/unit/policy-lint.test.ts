@@ -1806,6 +1806,8 @@ describe("lintPolicy: a where glob with no folder on an absolute path", () => {
 });
 
 describe("lintPolicy: a where glob relative to the project on an absolute path", () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell's ${HOME}, not a template
+  const bracedHome = "${HOME}/.ssh/*";
   // A first policy's `{"glob": "src/*.ts"}` on a file's path matched no call, with no word from check.
   const onFile = (glob: unknown, decide = "deny") => ({
     id: `${decide} ${JSON.stringify(glob)}`,
@@ -1827,6 +1829,10 @@ describe("lintPolicy: a where glob relative to the project on an absolute path",
     onFile({ not: { glob: "src/*.ts" } }),
     { id: "pattern", on: "PreToolUse", where: { "tool_input.pattern": { glob: "src/**" } }, decide: "ask" },
     { id: "legacy", on: "tool.result", where: { "tool_args.file_path": { glob: "src/*.py" } }, context: "c" },
+    // A glob expands no variable either: "$HOME/.ssh/*" was told to become "**/$HOME/.ssh/*", which
+    // matches none, and "${HOME}/.ssh/*" passed in silence.
+    onFile({ glob: "$HOME/.ssh/*" }),
+    onFile({ glob: bracedHome }),
   ];
   const start = (glob: string) => `"${glob}" starts with neither "/" nor "**/"`;
   const matchesNone = (key: string) =>
@@ -1841,6 +1847,8 @@ describe("lintPolicy: a where glob relative to the project on an absolute path",
       `$.rules[3].where.cwd.glob: ${start("proj/")}, and ${matchesNone("cwd")}; write "**/proj" to match it under any folder`,
       `$.rules[4].where["tool_input.file_path"].glob: ${start("src/*.ts")}, and ${matchesNone("tool_input.file_path")}; write "**/src/*.ts" to match it under any folder${windows}; on an allow, that lets through "src/*.ts" under every folder (a dependency's too): for the project's own alone, write its absolute folder before it`,
       `$.rules[5].where["tool_input.file_path"].glob: ${start("../shared/*")}, and ${matchesNone("tool_input.file_path")}; write the absolute path it names`,
+      `$.rules[12].where["tool_input.file_path"].glob: ${start("$HOME/.ssh/*")} (a glob reads "$HOME" as itself, not as the home folder), and ${matchesNone("tool_input.file_path")}; write "**/.ssh/*" to match it under any folder${windows}`,
+      `$.rules[13].where["tool_input.file_path"].glob: ${start(bracedHome)} (a glob reads "\${HOME}" as itself, not as the home folder), and ${matchesNone("tool_input.file_path")}; write "**/.ssh/*" to match it under any folder${windows}`,
     ]);
   });
 
