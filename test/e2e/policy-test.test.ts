@@ -32,7 +32,7 @@ describe("hookgate test examples/policy.json examples/policy.test.json", () => {
     expect(stdout).toMatch(/^PASS {2}rm -rf \/ is denied$/m);
     expect(stdout).toMatch(/^PASS {2}Stop: run-tests-first is in shadow mode, recorded but never sent$/m);
     expect(stdout).not.toMatch(/^FAIL/m);
-    expect(stdout).toMatch(/^139 passed, 0 failed$/m);
+    expect(stdout).toMatch(/^141 passed, 0 failed$/m);
     expect(stdout).toMatch(/^coverage: 7 of 7 rules exercised$/m);
     expect(code).toBe(0);
   });
@@ -50,7 +50,7 @@ describe("hookgate test examples/policy.json examples/policy.test.json", () => {
     expect(stdout).toMatch(
       /^FAIL {2}rm -rf \/ is denied\n {6}reason: expected it to contain "never allowed"/m,
     );
-    expect(stdout).toMatch(/^127 passed, 12 failed$/m);
+    expect(stdout).toMatch(/^129 passed, 12 failed$/m);
     expect(code).toBe(1);
   });
 
@@ -83,11 +83,11 @@ describe("hookgate test examples/policy.json examples/policy.test.json", () => {
     const report = JSON.parse(stdout);
     expect(report).toMatchObject({
       policy: "test/fixtures/replay/policy.candidate.json",
-      passed: 127,
+      passed: 129,
       failed: 12,
       coverage: { active: 7, exercised: 7, uncovered: [], off: [] },
     });
-    expect(report.cases).toHaveLength(139);
+    expect(report.cases).toHaveLength(141);
     expect(report.cases[2]).toEqual({
       name: "rm -rf inside the project is left to the client",
       file: "examples/policy.test.json",
