@@ -20,6 +20,7 @@ import {
 import type { Duplex } from "node:stream";
 import type { ClientConnection, HookDeps } from "../app/handle-hook.js";
 import { errorMessage, type RequestError } from "../core/errors.js";
+import { isDialect } from "../core/hook-event.js";
 import { shorten } from "../core/truncate.js";
 import type { AppDeps } from "../http/app.js";
 import {
@@ -64,7 +65,7 @@ export function hookListener(
       // runHookRoute answers every failure itself; this is the last resort, as Hono's onError.
       deps.logger.log("error", "unhandled error", {
         error: errorMessage(e),
-        path: "/v1/hooks",
+        path: routeLogged(route.client),
       });
       internalError(response);
     });
@@ -247,9 +248,18 @@ function answerRefusedHook(
         endThenClose(socket, `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join("")}\r\n${body}`);
     })
     .catch((e: unknown) => {
-      deps.logger.log("error", "unhandled error", { error: errorMessage(e), path: "/v1/hooks" });
+      deps.logger.log("error", "unhandled error", { error: errorMessage(e), path: routeLogged(client) });
       socket.destroy();
     });
+}
+
+/**
+ * The hook route a request came on, as a log line names it: a client's route by its name, an
+ * unknown one's unquoted (it may hold a team's token, which only the refusal's quote masks).
+ */
+function routeLogged(client: string | undefined): string {
+  if (client === undefined) return "/v1/hooks";
+  return isDialect(client) ? `/v1/hooks/${client}` : "/v1/hooks/…";
 }
 
 /**

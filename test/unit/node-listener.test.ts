@@ -954,6 +954,68 @@ describe("serve's parserRefusals on an unknown hook route holding a team's token
   });
 });
 
+/**
+ * A server with serve's parserRefusals given `refusalDeps` (the listener's own by default); the
+ * answer to `text` sent in one write on a raw socket, and the log lines.
+ */
+async function refusedHead(
+  policy: Policy,
+  text: string,
+  refusalDeps: (deps: ReturnType<typeof listenerDeps>) => ReturnType<typeof listenerDeps> = (d) => d,
+): Promise<{ answer: string; logs: Record<string, unknown>[] }> {
+  const logs: Record<string, unknown>[] = [];
+  const logger = {
+    log: (level: string, msg: string, fields?: object) => logs.push({ level, msg, ...fields }),
+  };
+  const deps = { ...listenerDeps(policy), logger };
+  const server = createServer(hookListener(deps, getRequestListener(createApp(deps).fetch)));
+  server.on("clientError", parserRefusals({ ...refusalDeps(deps), logger }));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  try {
+    const socket = connect((server.address() as AddressInfo).port, "127.0.0.1");
+    const received: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => received.push(chunk));
+    socket.on("error", () => {});
+    socket.write(text);
+    await once(socket, "close");
+    return { answer: Buffer.concat(received).toString("latin1"), logs };
+  } finally {
+    server.close();
+  }
+}
+
+const TWO_LENGTHS = "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}";
+
+describe("serve's parserRefusals when answering a refused hook fails", () => {
+  it("logs the route the hook came on, and closes the connection", async () => {
+    // It was logged as /v1/hooks whatever route the hook came on.
+    const policy = await policyFrom({ version: 1, rules: [] });
+    const broken = (deps: ReturnType<typeof listenerDeps>) => ({
+      ...deps,
+      policy: (): Policy => {
+        throw new Error("no policy");
+      },
+    });
+    for (const [route, logged] of [
+      ["/v1/hooks/deepcode", "/v1/hooks/deepcode"],
+      ["/prefix/v1/hooks", "/v1/hooks"],
+      // An unknown client's name may hold a team's token: not quoted.
+      ["/v1/hooks/Zm9vYmFy", "/v1/hooks/…"],
+    ]) {
+      const { answer, logs } = await refusedHead(
+        policy,
+        `POST ${route} HTTP/1.1\r\nHost: 127.0.0.1\r\n${TWO_LENGTHS}`,
+        broken,
+      );
+      expect(answer).toBe("");
+      expect(logs.filter((line) => line.level === "error")).toEqual([
+        { level: "error", msg: "unhandled error", error: "no policy", path: logged },
+      ]);
+    }
+  });
+});
+
 /** How many connections a server holds open. */
 const openConnections = (server: ReturnType<typeof createServer>) =>
   new Promise<number>((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
