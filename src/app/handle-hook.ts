@@ -55,6 +55,13 @@ export interface HookRequest {
    */
   readonly authenticated?: { readonly policy: Policy; readonly team: string } | undefined;
   /**
+   * Its headers could not be read (a head Node's parser refused: node-listener.ts), so its token
+   * was never checked: under `auth`, its failure is answered by the stricter of `auth.onFailure`
+   * and the failure's own fail mode, or `defaults.onError: allow` let a caller with no token past
+   * an `onFailure: deny`.
+   */
+  readonly tokenUnchecked?: boolean | undefined;
+  /**
    * The client's connection (Node's listener): when the client closes it before the answer is
    * written, the remote rules give up what they wait on (remote-actions.ts CLIENT_LEFT), and the
    * audit line says so (`clientLeft`).
@@ -288,7 +295,7 @@ export async function handleHook(
   try {
     const parsed = parseRequest(request);
     if (!parsed.ok) {
-      const failure = requestFailure(policy, parsed.error, parsed.dialect);
+      const failure = requestFailure(policy, parsed.error, parsed.dialect, request.tokenUnchecked === true);
       return finish(failure, { client: parsed.dialect, event: parsed.error.eventName });
     }
     const event = parsed.event;
@@ -714,13 +721,26 @@ function inRuleOrder(evaluation: Evaluation, effects: RuleEffect[]): RuleEffect[
   return effects.sort((a, b) => (position.get(a.ruleId) ?? 0) - (position.get(b.ruleId) ?? 0));
 }
 
-function requestFailure(policy: Policy, error: RequestError, dialect: Dialect | undefined) {
-  const mode: FailMode =
+function requestFailure(
+  policy: Policy,
+  error: RequestError,
+  dialect: Dialect | undefined,
+  tokenUnchecked = false,
+) {
+  const own: FailMode =
     FAIL_MODE_SOURCE[error.code] === "auth" ? (policy.auth?.onFailure ?? "deny") : policy.defaults.onError;
+  const mode = tokenUnchecked && policy.auth ? stricter(own, policy.auth.onFailure) : own;
   const message = `hookgate: ${error.message} [${error.code}]`;
   const { answer, kind } = renderRequestFailure(mode, error.eventName, dialect ?? "claude-code", message);
   return { answer, error, kind };
 }
+
+/** Of two fail modes, the one that lets less through: deny, then ask, then allow. */
+function stricter(a: FailMode, b: FailMode): FailMode {
+  return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
+}
+
+const STRICTNESS: Readonly<Record<FailMode, number>> = { allow: 0, ask: 1, deny: 2 };
 
 /**
  * Prompt and forward rules: skipped when a static rule already denies (nothing can outrank it),

@@ -50,6 +50,8 @@ export interface HookRouteRequest {
    * name and otherwise set aside.
    */
   readonly refused?: RequestError | undefined;
+  /** Its headers could not be read, its token with them (handle-hook.ts `HookRequest`). */
+  readonly tokenUnchecked?: boolean | undefined;
   /**
    * The client's connection (Node's listener): when the client closes it before the answer is
    * written, its remote rules give back their share of the waiting budget and give up what they
@@ -106,6 +108,7 @@ export async function runHookRoute(
       userAgent: request.userAgent,
       receivedAt,
       authenticated: auth.ok ? { policy, team: auth.team } : undefined,
+      tokenUnchecked: request.tokenUnchecked,
       connection: request.connection,
     },
     { explain, audit: !explain, runRemote: !explain },

@@ -987,6 +987,50 @@ async function refusedHead(
 
 const TWO_LENGTHS = "Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}";
 
+describe("serve's parserRefusals under auth, for a head whose token cannot be checked", () => {
+  // Answered by defaults.onError alone, a caller with no token got `allow` from a policy whose
+  // auth.onFailure is deny, by sending a head Node's parser refuses.
+  it.each([
+    ["deny", "allow", "deny"],
+    ["allow", "deny", "deny"],
+    ["ask", "deny", "deny"],
+    ["allow", "allow", "allow"],
+  ] as const)(
+    "auth.onFailure %s and defaults.onError %s answer %s, the stricter",
+    async (onFailure, onError, mode) => {
+      const policy = await policyFrom({
+        version: 1,
+        defaults: { onError },
+        auth: { onFailure, tokens: [{ team: "a", sha256: await sha256("team-a-token") }] },
+        rules: [],
+      });
+      const { answer, logs } = await refusedHead(
+        policy,
+        `POST /v1/hooks/claude-code HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer team-a-token\r\n${TWO_LENGTHS}`,
+      );
+      const [head = "", body = ""] = answer.split("\r\n\r\n");
+      expect(head.split("\r\n")[0]).toBe("HTTP/1.1 200 OK");
+      expect(head).toContain("x-hookgate-error: BODY_UNREADABLE");
+      // Its event unknown: deny is the top-level block, allow an empty body.
+      if (mode === "deny") expect(JSON.parse(body)).toMatchObject({ decision: "block" });
+      else expect(body).toBe("");
+      expect(logs.find((line) => line.msg === "decision")).toMatchObject({
+        decision: mode === "deny" ? "block" : "none",
+      });
+    },
+  );
+
+  it("answers a policy without auth by defaults.onError alone", async () => {
+    const policy = await policyFrom({ version: 1, defaults: { onError: "allow" }, rules: [] });
+    const { answer } = await refusedHead(
+      policy,
+      `POST /v1/hooks HTTP/1.1\r\nHost: 127.0.0.1\r\n${TWO_LENGTHS}`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answer.split("\r\n\r\n")[1]).toBe("");
+  });
+});
+
 describe("serve's parserRefusals when answering a refused hook fails", () => {
   it("logs the route the hook came on, and closes the connection", async () => {
     // It was logged as /v1/hooks whatever route the hook came on.
