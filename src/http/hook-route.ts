@@ -224,39 +224,65 @@ export async function tokensMasked(
   // on it, and a caller with no token made a path of 300 candidates cost 300 times every token's.
   const digests = new Set(policy.auth.tokens.flatMap((token) => token.sha256 ?? []));
   const parts = path.split("/");
-  let start = 0;
-  let masked = false;
+  // For each segment: how many segments from it are a token (0 for none found), whether it is in
+  // one found, how many from it were looked at, and whether no longer run from it can be one (the
+  // path ends, a token found follows, or it is past TOKEN_RUN_CHARS).
+  const found = new Array<number>(parts.length).fill(0);
+  const inToken = new Array<boolean>(parts.length).fill(false);
+  const looked = new Array<number>(parts.length).fill(0);
+  const ended = new Array<boolean>(parts.length).fill(false);
   let runsLeft = TOKEN_RUNS;
-  const segments: string[] = [];
-  for (let i = 0; i < parts.length; ) {
-    const run = start <= quoted ? await tokenRun(i) : 0;
-    const segment = run > 0 ? "[masked]" : (parts[i] as string);
-    segments.push(segment);
-    masked ||= run > 0;
-    // Where it is in the quote, not in the path: "[masked]" is shorter than most tokens, and a
-    // segment after one that began past what the quote shows came into it unchecked.
-    start += segment.length + 1;
-    i += Math.max(run, 1);
+  // Runs are looked at by their number of segments, shortest first, across every segment the
+  // quote shows: taken from each segment in turn, the longer runs from twenty one-character
+  // segments spent the budget, and a token of seven segments after them was quoted whole.
+  for (let n = 1, more = true; more && runsLeft > 0; n++) {
+    more = false;
+    // Where the segment is in the quote, not in the path: "[masked]" is shorter than most tokens,
+    // and a segment after one found comes into the quote, to be looked at from its shortest run.
+    let start = 0;
+    for (let i = 0; i < parts.length && start <= quoted; ) {
+      if (found[i] === 0 && !ended[i]) {
+        await lookFrom(i, n);
+        more ||= found[i] === 0 && !ended[i];
+      }
+      const run = found[i] as number;
+      start += (run > 0 ? MASK.length : (parts[i] as string).length) + 1;
+      i += Math.max(run, 1);
+    }
   }
-  return { text: segments.join("/"), masked };
+  const segments: string[] = [];
+  for (let i = 0; i < parts.length; i += Math.max(found[i] as number, 1))
+    segments.push((found[i] as number) > 0 ? MASK : (parts[i] as string));
+  return { text: segments.join("/"), masked: found.some((run) => run > 0) };
 
   /**
-   * How many segments from the `i`th on are a team's token with the slashes between them, 0 for
-   * none: a base64 token has slashes (`openssl rand -base64 32` one or more about one time in
-   * two), and a `%2F` is one too (route-path.ts), so its segments one by one are no token.
+   * Looks at the runs of up to `n` segments from the `i`th not looked at yet, shortest first,
+   * until one is a team's token with the slashes between them: a base64 token has slashes
+   * (`openssl rand -base64 32` one or more about one time in two), and a `%2F` is one too
+   * (route-path.ts), so its segments one by one are no token.
    */
-  async function tokenRun(i: number): Promise<number> {
-    let joined = parts[i] as string;
-    if (joined !== "" && (await isToken(joined))) return 1;
-    for (let n = 2; i + n <= parts.length; n++) {
-      // Runs of a few segments from each are always looked at: a budget spent on the segments
-      // before let a token of one slash after twenty short ones through.
-      if (n > TOKEN_SEGMENTS && runsLeft-- <= 0) return 0;
-      joined = `${joined}/${parts[i + n - 1]}`;
-      if (joined.length > TOKEN_RUN_CHARS) return 0;
-      if (await isToken(joined)) return n;
+  async function lookFrom(i: number, n: number): Promise<void> {
+    while ((looked[i] as number) < n) {
+      const size = (looked[i] as number) + 1;
+      const last = i + size - 1;
+      if (last >= parts.length || inToken[last]) {
+        ended[i] = true;
+        return;
+      }
+      const joined = parts.slice(i, last + 1).join("/");
+      if (joined.length > TOKEN_RUN_CHARS) {
+        ended[i] = true;
+        return;
+      }
+      // Runs of a few segments from each are always looked at, the longer ones in the budget.
+      if (size > TOKEN_SEGMENTS && runsLeft-- <= 0) return;
+      looked[i] = size;
+      if (joined !== "" && (await isToken(joined))) {
+        found[i] = size;
+        inToken.fill(true, i, last + 1);
+        return;
+      }
     }
-    return 0;
   }
 
   async function isToken(segment: string): Promise<boolean> {
@@ -283,11 +309,15 @@ const TOKEN_RUN_CHARS = 128;
  */
 const TOKEN_SEGMENTS = 6;
 
+/** What a token found in a path is quoted as. */
+const MASK = "[masked]";
+
 /**
- * How many runs of more than TOKEN_SEGMENTS segments one path may have looked at: a path of
- * hundreds of one-character segments would cost some 60 hashes per segment the quote shows, over
- * 100 ms of a caller with no token. A hook URL with a token in it has a few segments and looks at
- * tens.
+ * How many runs of more than TOKEN_SEGMENTS segments one path may have looked at, taken shortest
+ * first across the segments the quote shows: a path of hundreds of one-character segments would
+ * cost some 60 hashes per segment the quote shows, over 100 ms of a caller with no token. A hook
+ * URL with a token in it has a few segments and looks at tens; a token of seven segments after
+ * twenty one-character ones is found in some 100 runs, one from each segment the quote shows.
  */
 const TOKEN_RUNS = 1_000;
 

@@ -589,3 +589,41 @@ describe("a base64 token with a slash after many short segments in a path", () =
     expect(JSON.stringify(app.logs)).not.toMatch(/Zm9v|cXV5/);
   });
 });
+
+describe("a base64 token of seven segments after enough short segments to spend the run budget", () => {
+  // Runs of more than six segments were looked at from each segment in turn, each from its
+  // shortest, until 1,000 had been: the longer runs from twenty one-character segments before
+  // the token spent them all, and it was quoted whole. They are now looked at shortest first
+  // across every segment the quote shows.
+  const token = "Zm9v/YmFy/YmF6/cXV4/cXV5/cXV6/cXV7";
+  const path = `/v1/hook/${"a/".repeat(20)}${token}/${"b/".repeat(60)}`;
+
+  const policy = async () => ({
+    version: 1,
+    auth: { tokens: [{ team: "a", sha256: await sha256(token) }] },
+    rules: [],
+  });
+
+  it("is masked in a 404's answer and log line", async () => {
+    const app = await testApp(await policy());
+    const res = await app.post(path, pre);
+    expect(res.status).toBe(404);
+    const body = JSON.stringify(await jsonOf(res));
+    expect(body).toContain(`/v1/hook/${"a/".repeat(20)}[masked]/b/`);
+    expect(body + JSON.stringify(app.logs)).not.toMatch(/Zm9v|YmFy|cXV/);
+  });
+
+  it("costs no more hashes than the budget and six runs from each segment the quote shows", async () => {
+    const compiled = (await testApp(await policy())).policy;
+    let hashes = 0;
+    const counted = async (text: string) => {
+      hashes++;
+      return sha256(text);
+    };
+    const { text, masked } = await tokensMasked(path, 200, compiled, counted);
+    expect(masked).toBe(true);
+    expect(text).toBe(`/v1/hook/${"a/".repeat(20)}[masked]/${"b/".repeat(60)}`);
+    // Some 100 segments the quote shows: once each and in runs of up to six, then longer runs.
+    expect(hashes).toBeLessThanOrEqual(1_000 + 101 * 6);
+  });
+});
