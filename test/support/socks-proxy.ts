@@ -1,5 +1,5 @@
 /** A loopback SOCKS5 proxy (RFC 1928), for `hookgate send` and `hookgate doctor` through one. */
-import { connect, createServer, type Socket } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { listenUntilDone } from "./loopback.js";
 
 /**
@@ -60,29 +60,17 @@ export async function socksProxy(
           ? [...buffered.subarray(4, 8)].join(".")
           : buffered.subarray(5, addressEnd).toString("latin1");
       const port = buffered.readUInt16BE(addressEnd);
-      const rest = buffered.subarray(addressEnd + 2);
       client.off("data", onData);
       seen.push(`${host}:${port}`);
-      const upstream = connect(port, host, () => {
-        client.write(Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]));
-        if (rest.length > 0) upstream.write(rest);
-        upstream.pipe(client).pipe(upstream);
-      });
-      sockets.add(upstream);
-      upstream.on("close", () => sockets.delete(upstream));
-      upstream.on("error", () => {
-        // REP 5: connection refused.
-        client.end(Buffer.from([5, 5, 0, 1, 0, 0, 0, 0, 0, 0]));
+      // REP 0: granted; REP 5: connection refused.
+      tunnel(sockets, client, { host, port }, buffered.subarray(addressEnd + 2), {
+        granted: Buffer.from([5, 0, 0, 1, 0, 0, 0, 0, 0, 0]),
+        refused: Buffer.from([5, 5, 0, 1, 0, 0, 0, 0, 0, 0]),
       });
     };
     client.on("data", onData);
   });
-  const closable = Object.assign(server, {
-    closeAllConnections: () => {
-      for (const socket of sockets) socket.destroy();
-    },
-  });
-  const port = await listenUntilDone(closable);
+  const port = await listenUntilDone(closingTracked(server, sockets));
   return { url: `socks5h://127.0.0.1:${port}`, seen, credentials };
 }
 
@@ -120,23 +108,45 @@ export async function socks4Proxy(
         : [...buffered.subarray(4, 8)].join(".");
       userIds.push(buffered.subarray(8, userEnd).toString("utf8"));
       seen.push(`${host}:${port}`);
-      const rest = buffered.subarray(nameEnd + 1);
-      const upstream = connect(port, host, () => {
-        client.write(Buffer.concat([reply(90), Buffer.from(options.afterGrant ?? "")]));
-        if (rest.length > 0) upstream.write(rest);
-        upstream.pipe(client).pipe(upstream);
+      tunnel(sockets, client, { host, port }, buffered.subarray(nameEnd + 1), {
+        granted: Buffer.concat([reply(90), Buffer.from(options.afterGrant ?? "")]),
+        refused: reply(91),
       });
-      sockets.add(upstream);
-      upstream.on("close", () => sockets.delete(upstream));
-      upstream.on("error", () => client.end(reply(91)));
     };
     client.on("data", onData);
   });
-  const closable = Object.assign(server, {
+  const port = await listenUntilDone(closingTracked(server, sockets));
+  return { url: `socks4://127.0.0.1:${port}`, seen, userIds };
+}
+
+/**
+ * The connection a proxy's `client` asked for: once the target took it, `answer.granted` is sent
+ * and `rest`, what the client sent after its request, goes on to the target, then each side is
+ * piped to the other; `answer.refused` ends the client's connection where the target refused it.
+ * The target's socket is tracked in `sockets`.
+ */
+function tunnel(
+  sockets: Set<Socket>,
+  client: Socket,
+  target: { readonly host: string; readonly port: number },
+  rest: Buffer,
+  answer: { readonly granted: Buffer; readonly refused: Buffer },
+): void {
+  const upstream = connect(target.port, target.host, () => {
+    client.write(answer.granted);
+    if (rest.length > 0) upstream.write(rest);
+    upstream.pipe(client).pipe(upstream);
+  });
+  sockets.add(upstream);
+  upstream.on("close", () => sockets.delete(upstream));
+  upstream.on("error", () => client.end(answer.refused));
+}
+
+/** `server`, whose closeAllConnections destroys every socket in `sockets`, clients and targets. */
+function closingTracked(server: Server, sockets: Set<Socket>): Server & { closeAllConnections(): void } {
+  return Object.assign(server, {
     closeAllConnections: () => {
       for (const socket of sockets) socket.destroy();
     },
   });
-  const port = await listenUntilDone(closable);
-  return { url: `socks4://127.0.0.1:${port}`, seen, userIds };
 }
