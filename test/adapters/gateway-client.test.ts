@@ -600,6 +600,25 @@ describe("gatewayRequest", () => {
     });
   });
 
+  it("bounds a SOCKS4 proxy's whole answer by the request's time, not each byte of it", async () => {
+    // The socket's idle timeout was restarted by each byte: a proxy that sent its eight a quarter
+    // of the timeout apart was waited for to its last, twice the timeout, the command held so.
+    const port = await listenUntilDone(createServer((_req, res) => res.end("{}")));
+    const proxy = await socks4Proxy({ trickleMs: 250 });
+    const result = await gatewayRequest({
+      method: "POST",
+      url: `http://127.0.0.1:${port}/v1/hooks/deepagents`,
+      timeoutMs: 1000,
+      body: "{}",
+      proxy: proxy.url,
+    });
+    expect(result).toEqual({
+      ok: false,
+      error: `http://127.0.0.1:${port}/v1/hooks/deepagents did not answer within 1 s (through the proxy ${proxy.url})`,
+    });
+    expect(proxy.answered()).toBe(0);
+  });
+
   it.each(["socks4://127.0.0.1:99999", "socks4a://me:pw@proxy corp:1080", "socks5h://127.0.0.1:99999"])(
     "says that the proxy %s, whose URL does not parse, is not usable, as it says of an http one",
     async (proxy) => {

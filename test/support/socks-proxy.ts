@@ -78,13 +78,16 @@ export async function socksProxy(
  * A SOCKS4 proxy, with SOCKS4A's names, that connects to the address or name each client asks
  * for and records each (`host:port`) and the user ID it sent. It answers 91 (refused) where the
  * target refuses, and closes any other greeting (SOCKS5's). With `afterGrant`, a proxy that sends
- * that text in the packet of its grant (90), as no gateway does before it is asked.
+ * that text in the packet of its grant (90), as no gateway does before it is asked; with
+ * `trickleMs`, one that sends its answer a byte at a time, one each `trickleMs`. `answered` counts
+ * the answers it sent whole.
  */
 export async function socks4Proxy(
-  options: { readonly afterGrant?: string } = {},
-): Promise<{ url: string; seen: string[]; userIds: string[] }> {
+  options: { readonly afterGrant?: string; readonly trickleMs?: number } = {},
+): Promise<{ url: string; seen: string[]; userIds: string[]; answered: () => number }> {
   const seen: string[] = [];
   const userIds: string[] = [];
+  let answered = 0;
   const sockets = new Set<Socket>();
   const reply = (code: number) => Buffer.from([0, code, 0, 0, 0, 0, 0, 0]);
   const server = createServer((client) => {
@@ -111,29 +114,43 @@ export async function socks4Proxy(
       tunnel(sockets, client, { host, port }, buffered.subarray(nameEnd + 1), {
         granted: Buffer.concat([reply(90), Buffer.from(options.afterGrant ?? "")]),
         refused: reply(91),
+        ...(options.trickleMs !== undefined && { trickleMs: options.trickleMs }),
+        sent: () => answered++,
       });
     };
     client.on("data", onData);
   });
   const port = await listenUntilDone(closingTracked(server, sockets));
-  return { url: `socks4://127.0.0.1:${port}`, seen, userIds };
+  return { url: `socks4://127.0.0.1:${port}`, seen, userIds, answered: () => answered };
 }
 
 /**
  * The connection a proxy's `client` asked for: once the target took it, `answer.granted` is sent
- * and `rest`, what the client sent after its request, goes on to the target, then each side is
- * piped to the other; `answer.refused` ends the client's connection where the target refused it.
- * The target's socket is tracked in `sockets`.
+ * (a byte each `answer.trickleMs`, if given; `answer.sent` is called once it is) and `rest`, what the client sent after its request,
+ * goes on to the target, then each side is piped to the other; `answer.refused` ends the client's
+ * connection where the target refused it. The target's socket is tracked in `sockets`.
  */
 function tunnel(
   sockets: Set<Socket>,
   client: Socket,
   target: { readonly host: string; readonly port: number },
   rest: Buffer,
-  answer: { readonly granted: Buffer; readonly refused: Buffer },
+  answer: {
+    readonly granted: Buffer;
+    readonly refused: Buffer;
+    readonly trickleMs?: number;
+    readonly sent?: () => void;
+  },
 ): void {
-  const upstream = connect(target.port, target.host, () => {
-    client.write(answer.granted);
+  const upstream = connect(target.port, target.host, async () => {
+    if (answer.trickleMs === undefined) client.write(answer.granted);
+    else
+      for (const byte of answer.granted) {
+        await new Promise((resolve) => setTimeout(resolve, answer.trickleMs));
+        if (client.destroyed) return;
+        client.write(Buffer.from([byte]));
+      }
+    answer.sent?.();
     if (rest.length > 0) upstream.write(rest);
     upstream.pipe(client).pipe(upstream);
   });

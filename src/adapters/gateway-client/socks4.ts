@@ -58,12 +58,14 @@ async function socks4Connect(route: Socks4Route, hostname: string, port: number)
     named ? Buffer.from(`${address}\0`, "utf8") : Buffer.alloc(0),
   ]);
   const socket = connect(route.port, route.host);
-  socket.setTimeout(route.timeoutMs);
   return new Promise((resolve, reject) => {
     let answer = Buffer.alloc(0);
+    // A deadline for the whole exchange, not the socket's idle timeout: a proxy that sent its
+    // answer a byte at a time, each within the timeout, held the command for up to eight of them.
+    const deadline = setTimeout(() => timedOut(), route.timeoutMs);
     const settle = (failure?: Error) => {
-      socket.off("data", onData).off("error", settle).off("end", ended).off("timeout", timedOut);
-      socket.setTimeout(0);
+      socket.off("data", onData).off("error", settle).off("end", ended);
+      clearTimeout(deadline);
       if (failure === undefined) return resolve(socket);
       socket.destroy();
       reject(failure);
@@ -90,7 +92,7 @@ async function socks4Connect(route: Socks4Route, hostname: string, port: number)
       settle();
     };
     socket.once("connect", () => socket.write(request));
-    socket.on("data", onData).on("error", settle).on("end", ended).on("timeout", timedOut);
+    socket.on("data", onData).on("error", settle).on("end", ended);
   });
 }
 
