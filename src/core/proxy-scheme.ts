@@ -16,7 +16,7 @@ export function proxyScheme(proxy: string): string | undefined {
  * The SOCKS version a proxy URL's scheme names to undici (the CLI's client, deepcode's): socks4://,
  * socks4a://, socks5://, socks5h://, and socks://, which names none, as SOCKS5; undefined for
  * another scheme or none. curl reads socks:// as SOCKS4 (7.88): a deepagents route's proxy is
- * handed on as socks4:// (agent-proxy.ts `proxyFor`).
+ * handed on as socks4:// (`asCurlReadsIt`).
  */
 export function socksVersion(proxy: string): 4 | 5 | undefined {
   switch (proxyScheme(proxy)) {
@@ -30,4 +30,13 @@ export function socksVersion(proxy: string): 4 | 5 | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * A proxy URL with the scheme curl reads in it written out for undici, which sends the CLI's
+ * request on a deepagents route (agent-proxy.ts `proxyFor`): socks:// as socks4://, curl's SOCKS
+ * version for it (7.88), where undici reads SOCKS5; any other as it is.
+ */
+export function asCurlReadsIt(proxy: string): string {
+  return proxyScheme(proxy) === "socks" ? `socks4${proxy.slice("socks".length)}` : proxy;
 }

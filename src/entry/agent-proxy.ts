@@ -7,7 +7,7 @@
  */
 import { BlockList, SocketAddress } from "node:net";
 import { isIpv4 } from "../core/egress/url.js";
-import { proxyScheme, socksVersion } from "../core/proxy-scheme.js";
+import { asCurlReadsIt, proxyScheme, socksVersion } from "../core/proxy-scheme.js";
 import type { Env } from "./send.js";
 
 /**
@@ -319,9 +319,8 @@ export function proxyFor(
   if (!via.used || via.proxy === undefined) return {};
   const stranded = strandingProxy(url, via.proxy);
   if (stranded !== undefined) return { stranded };
-  // curl reads `socks://` as SOCKS4 (curl 7.88), where undici, which sends the request, reads SOCKS5.
   const proxy = dialect?.startsWith("deepagents")
-    ? withScheme(via.proxy).replace(/^socks:/i, "socks4:")
+    ? asCurlReadsIt(withScheme(via.proxy))
     : withScheme(via.proxy);
   return via.from === undefined ? { proxy } : { proxy, proxyVariable: via.from };
 }

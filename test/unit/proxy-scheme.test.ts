@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { proxyScheme, socksVersion } from "../../src/core/proxy-scheme.js";
+import { asCurlReadsIt, proxyScheme, socksVersion } from "../../src/core/proxy-scheme.js";
 
 describe("proxyScheme", () => {
   it.each([
@@ -27,5 +27,18 @@ describe("socksVersion", () => {
     ["socks.corp:1080", undefined],
   ])("reads %s as SOCKS %s", (proxy, version) => {
     expect(socksVersion(proxy)).toBe(version);
+  });
+});
+
+describe("asCurlReadsIt", () => {
+  it.each([
+    // curl (deepagents' hook) reads socks:// as SOCKS4 (7.88), where undici reads SOCKS5.
+    ["socks://me@127.0.0.1:1080", "socks4://me@127.0.0.1:1080"],
+    ["SOCKS://127.0.0.1:1080", "socks4://127.0.0.1:1080"],
+    ["socks5://127.0.0.1:1080", "socks5://127.0.0.1:1080"],
+    ["socks4a://127.0.0.1:1080", "socks4a://127.0.0.1:1080"],
+    ["http://socks:1080", "http://socks:1080"],
+  ])("hands %s on as %s", (proxy, handed) => {
+    expect(asCurlReadsIt(proxy)).toBe(handed);
   });
 });
