@@ -254,22 +254,14 @@ async function openQueue(
     );
     const [queueRegion, dlqRegion] = [queueUrlRegion(queueUrl), queueUrlRegion(dlqUrl)];
     const client = endpoint ? createSqsClientForLocal(endpoint) : createSqsClientForShell(queueUrl);
-    // The delivery function writes its dead letters to a DLQ of another region than the queue's
-    // with a client signed for the DLQ's (lambda-config.ts): its calls here are signed so too.
+    // The delivery function signs its dead letters' calls for the DLQ's region where it differs
+    // from the queue's, and for its own, AWS_REGION, where the DLQ's URL names none
+    // (lambda-config.ts `clientFor`): its calls here are signed so too.
     const deadLetterClient =
-      !endpoint && dlqRegion !== undefined && dlqRegion !== queueRegion
-        ? createSqsClientForShell(dlqUrl)
-        : undefined;
-    // A host that names no region (a DNS alias of the SQS endpoint): its calls are signed for the
-    // SDK's own region, AWS_REGION or the profile's, which SQS refuses for a queue of another, in
-    // words that name no region. Said once, before them; with none at all, the call's own
-    // failure says to set AWS_REGION.
-    if (!endpoint && queueRegion === undefined) {
-      const region = await client.config.region().catch(() => undefined);
-      if (region)
-        err(
-          `hookgate dlq: ${withoutUserinfo(queueUrl)} names no region; its calls are signed for ${region} (AWS_REGION, or the profile's): set AWS_REGION to the queue's if it is another\n`,
-        );
+      !endpoint && dlqRegion !== queueRegion ? createSqsClientForShell(dlqUrl) : undefined;
+    if (!endpoint) {
+      await sayUnnamedRegion(client, queueUrl, queueRegion, "queue", err);
+      await sayUnnamedRegion(deadLetterClient ?? client, dlqUrl, dlqRegion, "DLQ", err);
     }
     return createSqsQueue<DeliveryJob>({
       client,
@@ -285,6 +277,27 @@ async function openQueue(
   if (problem !== undefined) throw new Error(problem);
   const { createSqliteQueue } = await import("../adapters/queue/sqlite.js");
   return createSqliteQueue<DeliveryJob>({ path });
+}
+
+/**
+ * Said once, before its calls, of a queue URL whose host names no region (a DNS alias of the SQS
+ * endpoint): its calls are signed for the SDK's own region, AWS_REGION or the profile's, which SQS
+ * refuses for a queue of another, in words that name no region. With none at all, the call's own
+ * failure says to set AWS_REGION.
+ */
+async function sayUnnamedRegion(
+  client: { readonly config: { readonly region: () => Promise<string> } },
+  url: string,
+  named: string | undefined,
+  whose: "queue" | "DLQ",
+  err: (text: string) => void,
+): Promise<void> {
+  if (named !== undefined) return;
+  const region = await client.config.region().catch(() => undefined);
+  if (region)
+    err(
+      `hookgate dlq: ${withoutUserinfo(url)} names no region; its calls are signed for ${region} (AWS_REGION, or the profile's): set AWS_REGION to the ${whose}'s if it is another\n`,
+    );
 }
 
 /**

@@ -460,11 +460,12 @@ describe("hookgate dlq against an AWS queue URL, with no AWS configuration", () 
 });
 
 describe("hookgate dlq on a queue and a DLQ in two regions", { timeout: 60_000 }, () => {
-  it("replays, its calls to the DLQ signed for the DLQ's region and those to the queue for the queue's", async () => {
-    // The delivery function writes dead letters to a DLQ of another region with a client of its
-    // own (lambda-config.ts); `dlq` refused such a pair, so its dead letters could be neither
-    // listed nor replayed.
-    const t = await queuesWith([letter("r1", { id: "r1", sink: "audit" })]);
+  /**
+   * A front of the SQS server on loopback that records, by queue name, the regions each call was
+   * signed for; AWS's hosts of each region resolved to it, as /etc/hosts would; and the
+   * environment of a shell with keys and those hosts.
+   */
+  async function signingFront() {
     const signed = new Map<string, Set<string | undefined>>();
     const front = await loopbackServer((req, res) => {
       const queueUrl = (JSON.parse(req.body || "{}") as { QueueUrl?: string }).QueueUrl ?? "";
@@ -477,7 +478,6 @@ describe("hookgate dlq on a queue and a DLQ in two regions", { timeout: 60_000 }
       }).end(req.body);
     });
     whenDone(() => front.close());
-    // AWS's hosts of each region, resolved to the SQS server's front on loopback, as /etc/hosts would.
     const hosts = join(tempDir("aws-hosts"), "aws-hosts.mjs");
     writeFileSync(
       hosts,
@@ -488,26 +488,67 @@ describe("hookgate dlq on a queue and a DLQ in two regions", { timeout: 60_000 }
         "",
       ].join("\n"),
     );
-    const [jobs, dlq] = [t.args[1] ?? "", t.args[3] ?? ""];
-    const inRegion = (region: string, url: string) =>
-      `http://sqs.${region}.amazonaws.com:${front.port}${new URL(url).pathname}`;
-    const env = {
-      HOME: tempDir("aws-home"),
-      AWS_EC2_METADATA_DISABLED: "true",
-      AWS_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE",
-      AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-      NODE_OPTIONS: `--import ${pathToFileURL(hosts).href}`,
+    return {
+      /** The regions each queue's calls were signed for, by the last part of its URL. */
+      signed: (urls: readonly string[]) =>
+        Object.fromEntries(
+          urls.map((url) => {
+            const name = new URL(url).pathname.split("/").pop() ?? "";
+            return [name, [...(signed.get(name) ?? [])]];
+          }),
+        ),
+      /** `url`'s queue at the front, by a host that names `region`, or by its address for none. */
+      at: (region: string | undefined, url: string) =>
+        `http://${region ? `sqs.${region}.amazonaws.com` : "127.0.0.1"}:${front.port}${new URL(url).pathname}`,
+      env: {
+        HOME: tempDir("aws-home"),
+        AWS_EC2_METADATA_DISABLED: "true",
+        AWS_ACCESS_KEY_ID: "AKIAIOSFODNN7EXAMPLE",
+        AWS_SECRET_ACCESS_KEY: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        NODE_OPTIONS: `--import ${pathToFileURL(hosts).href}`,
+      },
     };
+  }
+
+  it("replays, its calls to the DLQ signed for the DLQ's region and those to the queue for the queue's", async () => {
+    // The delivery function writes dead letters to a DLQ of another region with a client of its
+    // own (lambda-config.ts); `dlq` refused such a pair, so its dead letters could be neither
+    // listed nor replayed.
+    const t = await queuesWith([letter("r1", { id: "r1", sink: "audit" })]);
+    const front = await signingFront();
+    const [jobs, dlq] = [t.args[1] ?? "", t.args[3] ?? ""];
     const args = [
       "--sqs-queue-url",
-      inRegion("eu-west-1", jobs),
+      front.at("eu-west-1", jobs),
       "--sqs-dlq-url",
-      inRegion("us-west-2", dlq),
+      front.at("us-west-2", dlq),
     ];
-    const result = await runCli(["dlq", "replay", "--all", ...args], "", env);
+    const result = await runCli(["dlq", "replay", "--all", ...args], "", front.env);
     expect([result.code, result.stdout], result.stderr).toEqual([0, "replayed 1 job\n"]);
     expect(await t.replayed()).toEqual(["r1"]);
-    expect(Object.fromEntries([...signed].map(([name, regions]) => [name, [...regions]]))).toEqual({
+    expect(front.signed([dlq, jobs])).toEqual({
+      [new URL(dlq).pathname.split("/").pop() ?? ""]: ["us-west-2"],
+      [new URL(jobs).pathname.split("/").pop() ?? ""]: ["eu-west-1"],
+    });
+  });
+
+  it("signs the calls to a DLQ whose URL names no region for AWS_REGION, as the delivery function does, and says so", async () => {
+    // They were signed for the queue's region, which the delivery function does not sign its dead
+    // letters for, and nothing was said of the DLQ, where the same of a queue is.
+    const t = await queuesWith([letter("n1", { id: "n1", sink: "audit" })]);
+    const front = await signingFront();
+    const [jobs, dlq] = [t.args[1] ?? "", t.args[3] ?? ""];
+    const dlqUrl = front.at(undefined, dlq);
+    const args = ["--sqs-queue-url", front.at("eu-west-1", jobs), "--sqs-dlq-url", dlqUrl];
+    const result = await runCli(["dlq", "replay", "--all", ...args], "", {
+      ...front.env,
+      AWS_REGION: "us-west-2",
+    });
+    expect([result.code, result.stdout], result.stderr).toEqual([0, "replayed 1 job\n"]);
+    expect(result.stderr.split("\n")[0]).toBe(
+      `hookgate dlq: ${dlqUrl} names no region; its calls are signed for us-west-2 (AWS_REGION, or the profile's): set AWS_REGION to the DLQ's if it is another`,
+    );
+    expect(front.signed([dlq, jobs])).toEqual({
       [new URL(dlq).pathname.split("/").pop() ?? ""]: ["us-west-2"],
       [new URL(jobs).pathname.split("/").pop() ?? ""]: ["eu-west-1"],
     });
