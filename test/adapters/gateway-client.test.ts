@@ -573,32 +573,38 @@ describe("gatewayRequest", () => {
     });
   });
 
-  it("gives an https gateway's TLS handshake through a SOCKS4 proxy the request's time, not undici's 10 s", async () => {
-    // A gateway that takes the connection and never answers the handshake: undici aborts no
-    // request while its connection is made, and its TLS connector gave up after its own 10 s,
-    // failing a request given 12 with "Connect Timeout Error" (and one given 3 after 10).
-    const held = new Set<Socket>();
-    const silent = createTcpServer((socket) => held.add(socket));
-    const port = await listenUntilDone(
-      Object.assign(silent, {
-        closeAllConnections: () => {
-          for (const socket of held) socket.destroy();
-        },
-      }),
-    );
-    const proxy = await socks4Proxy();
-    const result = await gatewayRequest({
-      method: "POST",
-      url: `https://127.0.0.1:${port}/v1/hooks/deepagents`,
-      timeoutMs: 12_000,
-      body: "{}",
-      proxy: proxy.url,
-    });
-    expect(result).toEqual({
-      ok: false,
-      error: `https://127.0.0.1:${port}/v1/hooks/deepagents did not answer within 12 s (through the proxy ${proxy.url})`,
-    });
-  });
+  it.each([
+    ["a SOCKS4 proxy", socks4Proxy],
+    ["an http proxy's tunnel", forwardProxy],
+  ])(
+    "gives an https gateway's TLS handshake through %s the request's time, not undici's 10 s",
+    async (_, proxied) => {
+      // A gateway that takes the connection and never answers the handshake: undici aborts no
+      // request while its connection is made, and its TLS connector gave up after its own 10 s,
+      // failing a request given 12 with "Connect Timeout Error" (and one given 3 after 10).
+      const held = new Set<Socket>();
+      const silent = createTcpServer((socket) => held.add(socket));
+      const port = await listenUntilDone(
+        Object.assign(silent, {
+          closeAllConnections: () => {
+            for (const socket of held) socket.destroy();
+          },
+        }),
+      );
+      const proxy = await proxied();
+      const result = await gatewayRequest({
+        method: "POST",
+        url: `https://127.0.0.1:${port}/v1/hooks/deepagents`,
+        timeoutMs: 12_000,
+        body: "{}",
+        proxy: proxy.url,
+      });
+      expect(result).toEqual({
+        ok: false,
+        error: `https://127.0.0.1:${port}/v1/hooks/deepagents did not answer within 12 s (through the proxy ${proxy.url})`,
+      });
+    },
+  );
 
   it("bounds a SOCKS4 proxy's whole answer by the request's time, not each byte of it", async () => {
     // The socket's idle timeout was restarted by each byte: a proxy that sent its eight a quarter

@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, request, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import { connect } from "node:net";
+import type { Duplex } from "node:stream";
 import { listenUntilDone } from "./loopback.js";
 
 /**
@@ -32,7 +33,11 @@ export async function forwardProxy(
     req.pipe(upstream);
   };
   const proxy = tls === undefined ? createServer(handle) : createHttpsServer(tls, handle);
+  // A tunnel's two sockets are no longer the server's connections, which it closes itself.
+  const tunnels = new Set<Duplex>();
   proxy.on("connect", (req, client) => {
+    tunnels.add(client);
+    client.on("close", () => tunnels.delete(client));
     if (refuse !== undefined) {
       client.end(`HTTP/1.1 ${refuse} Refused\r\n\r\n`);
       return;
@@ -44,10 +49,20 @@ export async function forwardProxy(
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       upstream.pipe(client).pipe(upstream);
     });
+    tunnels.add(upstream);
+    upstream.on("close", () => tunnels.delete(upstream));
     upstream.on("error", () => client.destroy());
     client.on("error", () => upstream.destroy());
   });
-  const port = await listenUntilDone(proxy);
+  const closeConnections = proxy.closeAllConnections.bind(proxy);
+  const port = await listenUntilDone(
+    Object.assign(proxy, {
+      closeAllConnections: () => {
+        closeConnections();
+        for (const socket of tunnels) socket.destroy();
+      },
+    }),
+  );
   return {
     url: `${tls === undefined ? "http" : "https"}://127.0.0.1:${port}`,
     seen,

@@ -68,6 +68,10 @@ export async function proxiedRequest(
             uri: socks === 5 ? proxy.replace(/^socks5h:/i, "socks5:") : proxy,
             proxyTunnel: false,
             clientFactory: proxyClient(toProxy),
+            // An https gateway's TLS handshake in the tunnel is given the request's time, as
+            // socks4.ts gives it: undici aborts no request while its connection is made, and its
+            // connector's own 10 s held a command whose gateway never answered the handshake.
+            requestTls: { timeout: request.timeoutMs },
             ...(socks === 5 ? socksCredentials(proxy) : proxyCredentials(proxy)),
           });
   } catch (e) {
