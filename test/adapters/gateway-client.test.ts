@@ -13,7 +13,7 @@ import { describe, expect, it, vi } from "vitest";
 import { gatewayRequest, leftCoded } from "../../src/adapters/gateway-client/node.js";
 import { forwardProxy } from "../support/forward-proxy.js";
 import { listenUntilDone, refusingPort } from "../support/loopback.js";
-import { socks4Proxy } from "../support/socks-proxy.js";
+import { socks4Proxy, socksProxy } from "../support/socks-proxy.js";
 import { httpsServer, SERVER_TLS } from "../support/tls.js";
 
 const json = () => '{"decision":"block","reason":"é"}';
@@ -576,14 +576,24 @@ describe("gatewayRequest", () => {
   it.each([
     ["a SOCKS4 proxy", socks4Proxy],
     ["an http proxy's tunnel", forwardProxy],
+    ["a SOCKS5 proxy", socksProxy],
   ])(
-    "gives an https gateway's TLS handshake through %s the request's time, not undici's 10 s",
+    "gives an https gateway's TLS handshake through %s the request's time, not undici's 10 s, and then closes it",
     async (_, proxied) => {
       // A gateway that takes the connection and never answers the handshake: undici aborts no
       // request while its connection is made, and its TLS connector gave up after its own 10 s,
       // failing a request given 12 with "Connect Timeout Error" (and one given 3 after 10).
+      // Through SOCKS5, undici gives the handshake no limit: the request was never answered, and
+      // once it was, its connection still held the process.
       const held = new Set<Socket>();
-      const silent = createTcpServer((socket) => held.add(socket));
+      let left: () => void = () => {};
+      const gatewayLeft = new Promise<void>((resolve) => {
+        left = resolve;
+      });
+      const silent = createTcpServer((socket) => {
+        held.add(socket);
+        socket.on("end", left).on("close", left).resume();
+      });
       const port = await listenUntilDone(
         Object.assign(silent, {
           closeAllConnections: () => {
@@ -603,6 +613,7 @@ describe("gatewayRequest", () => {
         ok: false,
         error: `https://127.0.0.1:${port}/v1/hooks/deepagents did not answer within 12 s (through the proxy ${proxy.url})`,
       });
+      await gatewayLeft;
     },
   );
 

@@ -9,8 +9,9 @@
  * command hook's run about 70 ms to load.
  */
 import { isIP } from "node:net";
+import type { Duplex } from "node:stream";
 import { setFlagsFromString } from "node:v8";
-import { type buildConnector, type Dispatcher, Pool, ProxyAgent, Socks5ProxyAgent } from "undici";
+import { buildConnector, type Dispatcher, Pool, ProxyAgent, Socks5ProxyAgent } from "undici";
 import { flatHeaders } from "../../core/answer-headers.js";
 import { errorMessage } from "../../core/errors.js";
 import { proxyScheme, socksVersion } from "../../core/proxy-scheme.js";
@@ -57,23 +58,24 @@ export async function proxiedRequest(
   // The connection to the proxy itself, and how it failed, if it did: its TLS failures are told
   // from the gateway's through the tunnel, which undici reports alike.
   const toProxy = { failure: undefined as unknown };
+  // The connections to a SOCKS5 proxy, closed as the request ends (socks5Agent).
+  const toSocks = new Set<Duplex>();
   try {
     agent =
       socks === 4
         ? socks4Agent(socks4Route(proxy, request.timeoutMs))
-        : new ProxyAgent({
-            // undici's SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks
-            // curl to, and takes no socks5h:// ("Invalid URL protocol"). (curl resolves the name of a
-            // socks5:// one itself: the same gateway, but for a name only the proxy can resolve.)
-            uri: socks === 5 ? proxy.replace(/^socks5h:/i, "socks5:") : proxy,
-            proxyTunnel: false,
-            clientFactory: proxyClient(toProxy),
-            // An https gateway's TLS handshake in the tunnel is given the request's time, as
-            // socks4.ts gives it: undici aborts no request while its connection is made, and its
-            // connector's own 10 s held a command whose gateway never answered the handshake.
-            requestTls: { timeout: request.timeoutMs },
-            ...(socks === 5 ? socksCredentials(proxy) : proxyCredentials(proxy)),
-          });
+        : socks === 5
+          ? socks5Agent(proxy, toSocks)
+          : new ProxyAgent({
+              uri: proxy,
+              proxyTunnel: false,
+              clientFactory: proxyClient(toProxy),
+              // An https gateway's TLS handshake in the tunnel is given the request's time, as
+              // socks4.ts gives it: undici aborts no request while its connection is made, and its
+              // connector's own 10 s held a command whose gateway never answered the handshake.
+              requestTls: { timeout: request.timeoutMs },
+              ...proxyCredentials(proxy),
+            });
   } catch (e) {
     return {
       ok: false,
@@ -83,8 +85,11 @@ export async function proxiedRequest(
   }
   const signal = AbortSignal.timeout(request.timeoutMs);
   try {
-    // Never follows a redirect: undici's request() does not.
-    const res = await agent.request({
+    // Never follows a redirect: undici's request() does not. Raced with the signal: undici
+    // aborts no request while its connection is made, and its SOCKS5 client gives an https
+    // gateway's TLS handshake no time limit at all, so a gateway that never answered it held
+    // the command for ever.
+    const asked = agent.request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
       method: request.method,
@@ -92,6 +97,8 @@ export async function proxiedRequest(
       body: request.body ?? null,
       signal,
     });
+    asked.catch(() => {});
+    const res = await Promise.race([asked, abortedBy(signal)]);
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
@@ -128,7 +135,35 @@ export async function proxiedRequest(
   } finally {
     // Not waited for: what is left of the exchange (a body past the limit) is dropped.
     agent.destroy().catch(() => {});
+    for (const socket of toSocks) socket.destroy();
   }
+}
+
+/**
+ * undici's SOCKS5 agent, each of whose connections to the proxy is kept in `sockets`: it gives an
+ * https gateway's TLS handshake no time limit and no way to end it, so a gateway that never
+ * answered it held the process, its answer printed, until the request's end closes them. undici's
+ * SOCKS5 sends the gateway's name for the proxy to resolve, as socks5h:// asks curl to, and takes
+ * no socks5h:// ("Invalid URL protocol"). (curl resolves the name of a socks5:// one itself: the
+ * same gateway, but for a name only the proxy can resolve.)
+ */
+function socks5Agent(proxy: string, sockets: Set<Duplex>): Dispatcher {
+  const connect = buildConnector({});
+  return new Socks5ProxyAgent(proxy.replace(/^socks5h:/i, "socks5:"), {
+    connect: (options, callback) =>
+      connect(options, (...settled) => {
+        if (settled[1]) sockets.add(settled[1]);
+        callback(...settled);
+      }),
+    ...socksCredentials(proxy),
+  });
+}
+
+/** A promise that fails as `signal` aborts, and never settles before. */
+function abortedBy(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) =>
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true }),
+  );
 }
 
 /** How a SOCKS4 proxy's URL asks it (socks4.ts): socks4a:// has the proxy resolve the name. */
