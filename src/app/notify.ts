@@ -9,7 +9,7 @@
 import { createNotification, type DeliveryJob } from "../core/delivery.js";
 import { errorMessage } from "../core/errors.js";
 import type { HookEvent } from "../core/hook-event.js";
-import { maskString, maskValue, scrubSecretsAcrossControls } from "../core/mask.js";
+import { maskedName, maskString, maskValue, scrubSecretsAcrossControls } from "../core/mask.js";
 import type { Clock, Logger, Metrics } from "../core/ports.js";
 import { maybeSentBy, notSentBy, type Queue } from "../core/queue.js";
 import { type ToldFailure, toldFailure } from "../core/recurring-failure.js";
@@ -528,11 +528,11 @@ async function correlate(
 
 /**
  * A tool's name as a message shows it: the agent's text (an MCP server's name is the user's to
- * choose), masked and cut as the event's own copy is (maskValue), where the name the prompt's
- * key reads stays as sent.
+ * choose), masked as the event's own copy is and cut with the marker a cut name ends in
+ * (maskedName), where the name the prompt's key reads stays as sent.
  */
 function shownToolName(name: string, secrets: readonly string[] = []): string {
-  return maskValue(name, secrets, NAME_MAX) as string;
+  return maskedName(name, secrets, NAME_MAX);
 }
 
 /** The longest summary of a remembered tool call, in UTF-16 units. */
