@@ -242,11 +242,7 @@ function answerRefusedHook(
   })
     .then((outcome) => {
       const { status, headers, body } = hookResponse(outcome);
-      headers["content-length"] = String(Buffer.byteLength(body));
-      headers.connection = "close";
-      const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
-      if (socket.writable)
-        endThenClose(socket, `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join("")}\r\n${body}`);
+      if (socket.writable) endThenClose(socket, closingAnswer(status, headers, body));
     })
     .catch((e: unknown) => {
       deps.logger.log("error", "unhandled error", { error: errorMessage(e), path: routeLogged(client) });
@@ -281,10 +277,7 @@ export function notAProxy(logger: HookDeps["logger"]): (request: IncomingMessage
       },
     });
     socket.on("error", () => {}); // a client gone before the answer: nothing to tell it
-    endThenClose(
-      socket,
-      `HTTP/1.1 501 Not Implemented\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    endThenClose(socket, closingAnswer(501, { "content-type": "application/json" }, body));
   };
 }
 
@@ -303,6 +296,16 @@ function endThenClose(socket: Duplex, answer: string): void {
     socket.once("close", () => clearTimeout(cut));
   });
   socket.resume();
+}
+
+/**
+ * An answer written on the socket itself, its length said and the connection's close, once (a
+ * decision whose body went unread says `connection: close` in its own headers already).
+ */
+function closingAnswer(status: number, headers: Record<string, string>, body: string): string {
+  const all = { ...headers, "content-length": String(Buffer.byteLength(body)), connection: "close" };
+  const lines = Object.entries(all).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.join("")}\r\n${body}`;
 }
 
 /** How long a connection answered by `endThenClose` waits for its client to end its side. */
